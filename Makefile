@@ -1,0 +1,37 @@
+# The two commands of the README.  Both create .venv on first use, install the package with its
+# dev and scip extras pinned by requirements/constraints.txt, then run.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test lint bench lock clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): $(BIN)/python pyproject.toml requirements/constraints.txt
+	$(BIN)/python -m pip install --quiet --upgrade "pip==26.3"
+	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e ".[dev,scip]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/clusteropt demo
+
+test: $(STAMP)
+	$(BIN)/ruff check clusteropt tests benchmarks
+	$(BIN)/python -m pytest -m "not slow" -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check clusteropt tests benchmarks
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks.run_all
+
+# Re-resolve the pins (run by hand when a dependency is to move; commit the result).
+lock: $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade -e ".[dev,scip,dask]"
+	$(BIN)/python -m pip freeze --exclude-editable --exclude clusteropt > requirements/constraints.txt
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

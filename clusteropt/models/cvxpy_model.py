@@ -1,0 +1,63 @@
+"""The wrapper CVXPY builders return: the ``cp.Problem`` plus name lookups.
+
+A bare ``cvxpy.Problem`` has no way to find a variable or a constraint by name; builders return
+a :class:`CvxpyModel` so that users can inspect ``model.variables["v"]`` the way they would
+inspect ``model.v`` on a Pyomo model, and so that exported LP / MPS files carry those names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import cvxpy as cp
+
+__all__ = ["CvxpyModel"]
+
+
+@dataclass
+class CvxpyModel:
+    """A CVXPY problem with named variables, constraints and parameters.
+
+    Parameters
+    ----------
+    problem : cvxpy.Problem
+        The problem itself (solve it with :func:`clusteropt.solvers.solve`).
+    variables : Mapping[str, cvxpy.Variable]
+        Name (the paper's symbol) -> variable.
+    constraints : Mapping[str, cvxpy.Constraint | list[cvxpy.Constraint]]
+        Name (the paper's equation, e.g. ``"10b"``) -> constraint or list of constraints.
+    parameters : Mapping[str, cvxpy.Parameter]
+        Name -> parameter, for re-solving with new data without rebuilding.
+    name : str
+        Model name, used as the ``NAME`` of exported files.
+
+    Examples
+    --------
+    >>> import cvxpy as cp
+    >>> x = cp.Variable(2, nonneg=True, name="x")
+    >>> cap = cp.sum(x) <= 4
+    >>> m = CvxpyModel(cp.Problem(cp.Maximize(x[0] + 2 * x[1]), [cap]), {"x": x}, {"cap": cap})
+    >>> m.summary()
+    {'variables': {'x': 2}, 'constraints': {'cap': 1}}
+    """
+
+    problem: cp.Problem
+    variables: Mapping[str, cp.Variable] = field(default_factory=dict)
+    constraints: Mapping[str, object] = field(default_factory=dict)
+    parameters: Mapping[str, cp.Parameter] = field(default_factory=dict)
+    name: str = "clusteropt"
+
+    def constraint_list(self, name: str) -> list[cp.Constraint]:
+        """The constraints registered under ``name`` as a list."""
+        c = self.constraints[name]
+        return list(c) if isinstance(c, list | tuple) else [c]
+
+    def summary(self) -> dict[str, dict[str, int]]:
+        """Scalar sizes of every named variable and constraint group."""
+        return {
+            "variables": {k: int(v.size) for k, v in self.variables.items()},
+            "constraints": {
+                k: int(sum(c.size for c in self.constraint_list(k))) for k in self.constraints
+            },
+        }

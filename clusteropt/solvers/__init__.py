@@ -1,0 +1,49 @@
+"""Solving models: :func:`solve`, :class:`SolveResult`, the solver registry, LP/MPS export,
+solving files and persistent re-solves.
+
+>>> from clusteropt.solvers import available_solvers
+>>> "highs" in available_solvers()
+True
+"""
+
+from clusteropt.solvers.core import backend_of, solve, solve_file
+from clusteropt.solvers.files import write_model
+from clusteropt.solvers.persistent import PersistentSolver
+from clusteropt.solvers.registry import (
+    SOLVERS,
+    Capability,
+    SolverSpec,
+    available_solvers,
+    get_spec,
+    solver_table,
+)
+from clusteropt.solvers.result import (
+    NotOptimalError,
+    SolveResult,
+    SolverError,
+    SolverUnavailableError,
+    Termination,
+    UnknownSolverError,
+    UnsuitableSolverError,
+)
+
+__all__ = [
+    "SOLVERS",
+    "Capability",
+    "NotOptimalError",
+    "PersistentSolver",
+    "SolveResult",
+    "SolverError",
+    "SolverSpec",
+    "SolverUnavailableError",
+    "Termination",
+    "UnknownSolverError",
+    "UnsuitableSolverError",
+    "available_solvers",
+    "backend_of",
+    "get_spec",
+    "solve",
+    "solve_file",
+    "solver_table",
+    "write_model",
+]

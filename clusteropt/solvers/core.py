@@ -1,0 +1,290 @@
+"""``solve()`` and ``solve_file()``: one entry point for Pyomo models, CVXPY problems and files."""
+
+from __future__ import annotations
+
+import logging
+import math
+from pathlib import Path
+from typing import Any
+
+from clusteropt.models.cvxpy_model import CvxpyModel
+from clusteropt.solvers.registry import (
+    Capability,
+    SolverSpec,
+    default_solver,
+    get_spec,
+    suitable_solvers,
+)
+from clusteropt.solvers.result import (
+    NotOptimalError,
+    SolveResult,
+    Termination,
+    UnsuitableSolverError,
+)
+
+log = logging.getLogger(__name__)
+
+__all__ = ["backend_of", "solve", "solve_file"]
+
+
+def backend_of(model: Any) -> str:
+    """``"pyomo"`` for a Pyomo block / ConcreteModel, ``"cvxpy"`` for a Problem or CvxpyModel.
+
+    >>> import cvxpy as cp
+    >>> backend_of(cp.Problem(cp.Minimize(0)))
+    'cvxpy'
+    >>> backend_of(42)
+    Traceback (most recent call last):
+    ...
+    TypeError: cannot solve an object of type int; expected a Pyomo ConcreteModel, a cvxpy.Problem or a CvxpyModel
+    """
+    if isinstance(model, CvxpyModel):
+        return "cvxpy"
+    import cvxpy as cp
+
+    if isinstance(model, cp.Problem):
+        return "cvxpy"
+    from pyomo.core.base.block import BlockData
+
+    if isinstance(model, BlockData):
+        return "pyomo"
+    raise TypeError(
+        f"cannot solve an object of type {type(model).__name__}; expected a Pyomo "
+        "ConcreteModel, a cvxpy.Problem or a CvxpyModel"
+    )
+
+
+def problem_class(model: Any, backend: str) -> str:
+    """Registry problem class of ``model``: LP, MILP, QP, SOC, EXP_CONE or PSD."""
+    if backend == "cvxpy":
+        from clusteropt.solvers.cvxpy_backend import problem_class as cvx_class
+        from clusteropt.solvers.cvxpy_backend import unwrap
+
+        return cvx_class(unwrap(model)[0])
+    from pyomo.core.expr.visitor import polynomial_degree
+
+    from clusteropt.solvers.pyomo_backend import _objective, is_mip
+
+    if is_mip(model):
+        return "MILP"
+    degree = polynomial_degree(_objective(model).expr)
+    return "QP" if degree is None or degree > 1 else "LP"
+
+
+def _check_numbers(time_limit, mip_gap, threads) -> None:
+    if time_limit is not None and not (time_limit > 0 and math.isfinite(time_limit)):
+        raise ValueError(f"time_limit = {time_limit!r}; expected a positive number of seconds")
+    if mip_gap is not None and not (0 <= mip_gap < 1):
+        raise ValueError(f"mip_gap = {mip_gap!r}; expected a relative gap in [0, 1)")
+    if threads is not None and (int(threads) != threads or threads < 1):
+        raise ValueError(f"threads = {threads!r}; expected a positive integer")
+
+
+def native_options(
+    spec: SolverSpec,
+    backend: str,
+    *,
+    time_limit: float | None = None,
+    mip_gap: float | None = None,
+    threads: int | None = None,
+    options: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Translate the common options into ``spec``'s native spelling for ``backend``.
+
+    An option the solver does not take is refused with an error naming the solvers that do,
+    except ``threads=1`` for single-threaded solvers.  ``options`` (native names) are merged
+    last, so they override.
+    """
+    route = spec.route(backend)
+    out: dict[str, Any] = {}
+    asked = {"time_limit": time_limit, "mip_gap": mip_gap, "threads": threads}
+    for key, value in asked.items():
+        if value is None:
+            continue
+        if key == "threads" and not spec.threads:
+            if value == 1:
+                continue
+            raise UnsuitableSolverError(
+                f"solver '{spec.name}' is single-threaded; threads={value} cannot be honoured "
+                "(pass threads=1 or None, or choose highs / gurobi / cbc)"
+            )
+        translate = route.options.get(key)
+        if translate is None:
+            takers = [n for n in suitable_solvers("LP", backend) if n != spec.name]
+            raise UnsuitableSolverError(
+                f"solver '{spec.name}' ({backend}) does not take {key}; solvers that may: "
+                f"{', '.join(takers) or 'none installed'}"
+            )
+        _merge(out, translate(value))
+    _merge(out, dict(options or {}))
+    return out
+
+
+def _merge(into: dict, extra: dict) -> None:
+    for k, v in extra.items():
+        if isinstance(v, dict) and isinstance(into.get(k), dict):
+            _merge(into[k], v)
+        else:
+            into[k] = v
+
+
+def resolve_solver(model: Any, solver: str | None, backend: str) -> tuple[SolverSpec, str]:
+    """The registry spec to use for ``model`` and the model's problem class."""
+    cls = problem_class(model, backend)
+    name = solver if solver is not None else default_solver(cls, backend)
+    spec = get_spec(name)
+    if Capability[cls] not in spec.capabilities:
+        raise UnsuitableSolverError(
+            f"solver '{spec.name}' cannot take a problem of class {cls}; installed solvers that can: "
+            f"{', '.join(suitable_solvers(cls, backend)) or 'none'}"
+        )
+    spec.route(backend)  # raises with the alternatives if there is no installed route
+    return spec, cls
+
+
+def solve(
+    model: Any,
+    solver: str | None = None,
+    *,
+    time_limit: float | None = None,
+    mip_gap: float | None = None,
+    threads: int | None = None,
+    tee: bool = False,
+    raise_on_nonoptimal: bool = True,
+    options: dict[str, Any] | None = None,
+) -> SolveResult:
+    """Solve a Pyomo model or a CVXPY problem and return a :class:`SolveResult`.
+
+    Variable values are also loaded back into the model (Pyomo ``Var`` values, CVXPY
+    ``Variable.value``), so a model can be inspected after the solve as usual.
+
+    Parameters
+    ----------
+    model : pyomo ConcreteModel, cvxpy.Problem or CvxpyModel
+    solver : str, optional
+        Registry name (``clusteropt solvers`` lists them).  Default: HiGHS for LP / MILP / QP,
+        Clarabel for conic problems.
+    time_limit : float, optional
+        Wall-clock limit in seconds.
+    mip_gap : float, optional
+        Relative MIP gap at which the solver may stop (reported as OPTIMAL, as solvers do).
+    threads : int, optional
+        Thread count; single-threaded solvers accept only 1.
+    tee : bool
+        Stream the solver's log.
+    raise_on_nonoptimal : bool
+        Raise :class:`NotOptimalError` (carrying the result) unless optimality was proven.
+    options : dict, optional
+        Native solver options, passed as they are (e.g. ``{"solver": "simplex"}`` for HiGHS
+        through CVXPY or ``{"solver_options": {"solver": "ipm"}}`` through Pyomo).
+
+    Returns
+    -------
+    SolveResult
+
+    Raises
+    ------
+    UnknownSolverError, UnsuitableSolverError, SolverUnavailableError
+        The solver name is not registered, cannot take the problem, or is not installed; the
+        message lists the alternatives.
+    NotOptimalError
+        When ``raise_on_nonoptimal`` and the solve did not prove optimality.
+
+    References
+    ----------
+    The status model follows Pyomo's ``contrib.solver`` (termination vs solution status).
+
+    Examples
+    --------
+    >>> import pyomo.environ as pyo
+    >>> m = pyo.ConcreteModel()
+    >>> m.x = pyo.Var(bounds=(0, 4))
+    >>> m.obj = pyo.Objective(expr=3 * m.x + 1, sense=pyo.maximize)
+    >>> r = solve(m)
+    >>> r.termination.name, r.objective, float(r.values["x"])
+    ('OPTIMAL', 13.0, 4.0)
+    """
+    backend = backend_of(model)
+    _check_numbers(time_limit, mip_gap, threads)
+    spec, cls = resolve_solver(model, solver, backend)
+    native = native_options(
+        spec, backend, time_limit=time_limit, mip_gap=mip_gap, threads=threads, options=options
+    )
+    if backend == "pyomo":
+        from clusteropt.solvers.pyomo_backend import solve_pyomo
+
+        result, _ = solve_pyomo(model, spec, native, tee=tee, time_limit=time_limit)
+    else:
+        from clusteropt.solvers.cvxpy_backend import solve_cvxpy
+
+        result = solve_cvxpy(
+            model, spec, native, tee=tee, time_limit=time_limit, mip=cls == "MILP"
+        )
+    log.info("%s", result.summary())
+    return check_optimal(result, raise_on_nonoptimal)
+
+
+def check_optimal(result: SolveResult, raise_on_nonoptimal: bool) -> SolveResult:
+    """Return ``result``, or raise :class:`NotOptimalError` saying what to do."""
+    if not raise_on_nonoptimal or result.termination is Termination.OPTIMAL:
+        return result
+    advice = {
+        Termination.FEASIBLE: (
+            f"stopped with a feasible point (objective {result.objective}, bound {result.bound}, "
+            f"gap {result.gap}); raise time_limit, loosen mip_gap, or pass "
+            "raise_on_nonoptimal=False to use the incumbent"
+        ),
+        Termination.INFEASIBLE: "the model is infeasible; check the instance data and constraints",
+        Termination.UNBOUNDED: "the model is unbounded; a bound or constraint is missing",
+        Termination.INFEASIBLE_OR_UNBOUNDED: (
+            "the model is infeasible or unbounded; solve its feasibility version to tell which"
+        ),
+        Termination.TIME_LIMIT: "the time limit ran out before any feasible point was found",
+        Termination.ITERATION_LIMIT: "an iteration limit ran out before any feasible point",
+        Termination.ERROR: "the solver failed; re-run with tee=True to see its log",
+    }.get(result.termination, "the solver stopped for an unknown reason; re-run with tee=True")
+    raise NotOptimalError(
+        f"{result.solver}/{result.backend} did not prove optimality ({result.raw.get('status')}): "
+        f"{advice}",
+        result,
+    )
+
+
+def solve_file(
+    path: str | Path,
+    solver: str = "highs",
+    *,
+    time_limit: float | None = None,
+    mip_gap: float | None = None,
+    threads: int | None = None,
+    tee: bool = False,
+    raise_on_nonoptimal: bool = True,
+    options: dict[str, Any] | None = None,
+) -> SolveResult:
+    """Read an LP or MPS file into a solver and solve it (backend ``"file"``).
+
+    ``values`` are keyed by the file's column names.  Parameters are as for :func:`solve`.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "t.lp"
+    >>> _ = p.write_text("max\\n obj: x + 2 y\\nst\\n c1: x + y <= 3\\nbounds\\n y <= 1\\nend\\n")
+    >>> solve_file(p).objective
+    4.0
+    """
+    from clusteropt.solvers.files import _format_of, solve_file_with
+
+    path = Path(path)
+    _format_of(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no such model file: {path}")
+    _check_numbers(time_limit, mip_gap, threads)
+    spec = get_spec(solver)
+    native = native_options(
+        spec, "file", time_limit=time_limit, mip_gap=mip_gap, threads=threads, options=options
+    )
+    result = solve_file_with(path, spec, native, tee)
+    log.info("%s", result.summary())
+    return check_optimal(result, raise_on_nonoptimal)
+

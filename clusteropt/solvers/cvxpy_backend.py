@@ -1,0 +1,337 @@
+"""Solving CVXPY problems, classifying them, and reading them as linear programs for export.
+
+Statuses are mapped through :data:`CVXPY_STATUS` (one table for the backend, ``UNKNOWN``
+fallback).  CVXPY reports every user limit as ``user_limit`` and SCIP's time limit as
+``optimal_inaccurate``; both become ``FEASIBLE`` when an incumbent exists, as for every backend.
+Dual bounds of MILPs are read from the native solver statistics through :data:`BOUND_READERS`.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import cvxpy as cp
+import cvxpy.settings as cps
+import numpy as np
+import scipy.sparse as sp
+
+from clusteropt.models.cvxpy_model import CvxpyModel
+from clusteropt.solvers.registry import SolverSpec
+from clusteropt.solvers.result import (
+    SolveResult,
+    SolverError,
+    Termination,
+    UnsuitableSolverError,
+    relative_gap,
+)
+
+log = logging.getLogger(__name__)
+
+CVXPY_STATUS: dict[str, Termination] = {
+    cp.OPTIMAL: Termination.OPTIMAL,
+    cp.OPTIMAL_INACCURATE: Termination.FEASIBLE,
+    cp.INFEASIBLE: Termination.INFEASIBLE,
+    cp.INFEASIBLE_INACCURATE: Termination.INFEASIBLE,
+    cp.UNBOUNDED: Termination.UNBOUNDED,
+    cp.UNBOUNDED_INACCURATE: Termination.UNBOUNDED,
+    cps.INFEASIBLE_OR_UNBOUNDED: Termination.INFEASIBLE_OR_UNBOUNDED,
+    cp.USER_LIMIT: Termination.UNKNOWN,  # refined below: FEASIBLE / TIME_LIMIT
+    cp.SOLVER_ERROR: Termination.ERROR,
+}
+"""CVXPY status string -> :class:`Termination`."""
+
+
+def _highs_bound(stats: Any) -> tuple[float, float]:
+    return float(stats.objective_function_value), float(stats.mip_dual_bound)
+
+
+def _scip_bound(stats: Any) -> tuple[float, float]:
+    model = stats["model"]
+    return float(model.getObjVal()), float(model.getDualbound())
+
+
+BOUND_READERS: dict[str, Callable[[Any], tuple[float, float]]] = {
+    "HIGHS": _highs_bound,
+    "SCIP": _scip_bound,
+}
+"""Native name -> reader of (solver objective, solver dual bound) from ``solver_stats.extra_stats``."""
+
+CONE_NAMES = {
+    "SOC": "second-order cone",
+    "ExpCone": "exponential cone",
+    "PSD": "positive semidefinite cone",
+    "PowCone3D": "power cone",
+    "PowConeND": "power cone",
+}
+
+
+def unwrap(model: cp.Problem | CvxpyModel) -> tuple[cp.Problem, dict[str, cp.Variable]]:
+    """The ``cp.Problem`` and a name -> variable dict (the wrapper's names, else ``var.name()``)."""
+    if isinstance(model, CvxpyModel):
+        named = dict(model.variables)
+        seen = {id(v) for v in named.values()}
+        for v in model.problem.variables():
+            if id(v) not in seen:
+                named[_unique(named, v.name())] = v
+        return model.problem, named
+    named: dict[str, cp.Variable] = {}
+    for v in model.variables():
+        named[_unique(named, v.name())] = v
+    return model, named
+
+
+def _unique(names: dict, name: str) -> str:
+    if name not in names:
+        return name
+    k = 1
+    while f"{name}_{k}" in names:
+        k += 1
+    return f"{name}_{k}"
+
+
+def cone_names(problem: cp.Problem) -> list[str]:
+    """Names of the non-linear cones CVXPY's conic canonicalization introduces (sorted)."""
+    from cvxpy.reductions.dcp2cone.dcp2cone import Dcp2Cone
+    from cvxpy.reductions.flip_objective import FlipObjective
+
+    prob = problem
+    if isinstance(prob.objective, cp.Maximize):
+        prob, _ = FlipObjective().apply(prob)
+    canon, _ = Dcp2Cone(quad_obj=False).apply(prob)
+    return sorted({CONE_NAMES[type(c).__name__] for c in canon.constraints
+                   if type(c).__name__ in CONE_NAMES})
+
+
+def problem_class(problem: cp.Problem) -> str:
+    """Registry problem class of a CVXPY problem: MILP, LP, QP, SOC, EXP_CONE or PSD."""
+    if not problem.is_dcp():
+        raise UnsuitableSolverError(
+            "the CVXPY problem is not DCP (disciplined convex); no registered solver takes it. "
+            "Check the curvature of the objective and constraints with problem.is_dcp()."
+        )
+    if problem.is_mixed_integer():
+        return "MILP"
+    if problem.is_lp():
+        return "LP"
+    if problem.is_qp():
+        return "QP"
+    cones = cone_names(problem)
+    if "positive semidefinite cone" in cones:
+        return "PSD"
+    if "exponential cone" in cones or "power cone" in cones:
+        return "EXP_CONE"
+    return "SOC"
+
+
+def solve_cvxpy(
+    model: cp.Problem | CvxpyModel,
+    spec: SolverSpec,
+    native_options: dict[str, Any],
+    *,
+    tee: bool = False,
+    time_limit: float | None = None,
+    mip: bool = False,
+) -> SolveResult:
+    """Solve with ``spec``'s CVXPY route; options are already translated to native names."""
+    problem, named = unwrap(model)
+    route = spec.route("cvxpy")
+    start = time.perf_counter()
+    try:
+        problem.solve(solver=route.native, verbose=tee, **native_options)
+        status = problem.status
+    except cp.SolverError as exc:
+        if "cannot solve" in str(exc):
+            raise UnsuitableSolverError(f"{spec.name} cannot take this problem: {exc}") from exc
+        log.warning("%s failed on the CVXPY problem: %s", spec.name, exc)
+        status = cp.SOLVER_ERROR
+    total = time.perf_counter() - start
+    stats = problem.solver_stats
+    solve_s = stats.solve_time if stats is not None and stats.solve_time is not None else None
+    build_s = problem.compilation_time or 0.0
+    if solve_s is None:
+        solve_s = max(total - build_s, 0.0)
+
+    term = CVXPY_STATUS.get(status, Termination.UNKNOWN)
+    has_solution = status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE, cp.USER_LIMIT) and all(
+        v.value is not None for v in named.values()
+    )
+    objective = float(problem.value) if has_solution and problem.value is not None else None
+    if objective is not None and not math.isfinite(objective):
+        has_solution, objective = False, None
+    if term is Termination.UNKNOWN:
+        if has_solution:
+            term = Termination.FEASIBLE
+        elif time_limit is not None:
+            term = Termination.TIME_LIMIT
+    bound = _dual_bound(problem, route.native, stats, objective, mip, term)
+    gap = relative_gap(objective, bound) if has_solution else None
+    raw: dict[str, Any] = {"status": status, "native": stats}
+    if stats is not None and isinstance(stats.extra_stats, dict) and "scip_status" in stats.extra_stats:
+        raw["status"] = f"{status} (scip: {stats.extra_stats['scip_status']})"
+    values = (
+        {k: np.asarray(v.value, dtype=float) for k, v in named.items()} if has_solution else {}
+    )
+    return SolveResult(
+        termination=term,
+        has_solution=has_solution,
+        objective=objective,
+        bound=bound,
+        gap=gap,
+        values=values,
+        solver=spec.name,
+        backend="cvxpy",
+        build_seconds=float(build_s),
+        solve_seconds=float(solve_s),
+        raw=raw,
+    )
+
+
+def _dual_bound(problem, native, stats, objective, mip, term) -> float | None:
+    if objective is None:
+        return None
+    if not mip:
+        return objective if term is Termination.OPTIMAL else None
+    reader = BOUND_READERS.get(native)
+    if reader is None or stats is None or stats.extra_stats is None:
+        return objective if term is Termination.OPTIMAL else None
+    try:
+        solver_obj, solver_bound = reader(stats.extra_stats)
+    except Exception:  # noqa: BLE001 - a reader that cannot read leaves the bound unknown
+        log.debug("could not read the dual bound of %s", native, exc_info=True)
+        return objective if term is Termination.OPTIMAL else None
+    if not math.isfinite(solver_bound):
+        return None
+    # the solver minimizes c'x; the model's objective is sign * (c'x + offset)
+    sign = -1.0 if isinstance(problem.objective, cp.Maximize) else 1.0
+    offset = sign * objective - solver_obj
+    return sign * (solver_bound + offset)
+
+
+# ---------------------------------------------------------------------------------------------
+# linear CVXPY problems as matrices (for LP / MPS export)
+
+
+@dataclass(frozen=True)
+class LinearForm:
+    """``sense * (c'x + offset)`` subject to ``row_lower <= A x <= row_upper``, bounds on x."""
+
+    maximize: bool
+    c: np.ndarray
+    offset: float
+    A: sp.csc_array
+    row_lower: np.ndarray
+    row_upper: np.ndarray
+    col_lower: np.ndarray
+    col_upper: np.ndarray
+    integer: np.ndarray
+    col_names: list[str]
+    row_names: list[str]
+
+
+def linear_form(model: cp.Problem | CvxpyModel) -> LinearForm:
+    """Read a linear / mixed-integer-linear CVXPY problem as matrices with readable names.
+
+    Columns are named ``x(i_j)`` after the variable and its index (auxiliary columns that
+    CVXPY introduces are ``aux_k``); rows are named after the wrapper's constraint names
+    (``cap(0)``) or ``c<k>(i)`` for unnamed constraints, ``aux_r<k>`` for CVXPY's own rows.
+
+    Raises
+    ------
+    UnsuitableSolverError
+        If the problem needs a non-linear cone (named in the message) or a quadratic objective.
+    """
+    problem, named = unwrap(model)
+    cls = problem_class(problem)
+    if cls not in ("LP", "MILP"):
+        cones = cone_names(problem) if cls != "QP" else []
+        what = ", ".join(cones) if cones else "a quadratic objective"
+        raise UnsuitableSolverError(
+            f"cannot write this CVXPY problem as LP/MPS: it needs {what}; only linear and "
+            "mixed-integer linear problems can be exported (solve it with clarabel or scs)"
+        )
+    data, _chain, inverse = problem.get_problem_data(cp.HIGHS)
+    pp = data["param_prob"]
+    c, d, A, b = pp.apply_parameters()
+    stuffing = inverse[-2]
+    n = int(stuffing.x_length)
+    # ConeMatrixStuffing gives A x + b in K (K = zero cone, then nonnegative orthant), that is
+    # (-A) x = b on the first dims.zero rows and (-A) x <= b on the rest
+    A = -sp.csc_array(A)
+    maximize = isinstance(problem.objective, cp.Maximize)
+    sign = -1.0 if maximize else 1.0
+    n_eq = int(data["dims"].zero)
+    m = A.shape[0]
+    row_lower = np.full(m, -np.inf)
+    row_upper = np.asarray(b, dtype=float).copy()
+    row_lower[:n_eq] = row_upper[:n_eq]
+    lb = data.get("lower_bounds")
+    ub = data.get("upper_bounds")
+    col_lower = np.full(n, -np.inf) if lb is None else np.asarray(lb, dtype=float)
+    col_upper = np.full(n, np.inf) if ub is None else np.asarray(ub, dtype=float)
+    integer = np.zeros(n, dtype=bool)
+    for key in ("int_vars_idx", "bool_vars_idx"):
+        integer[list(data.get(key, []))] = True
+    for i in data.get("bool_vars_idx", []):
+        col_lower[i] = max(col_lower[i], 0.0)
+        col_upper[i] = min(col_upper[i], 1.0)
+
+    col_names = [f"aux_col{k}" for k in range(n)]
+    by_id = {v.id: name for name, v in named.items()}
+    for vid, offset in stuffing.var_offsets.items():
+        shape = stuffing.var_shapes[vid]
+        base = by_id.get(vid, f"aux_{vid}")
+        for k in range(math.prod(shape)):
+            col_names[offset + k] = _label(base, k, shape)
+
+    row_names = _row_names(model, problem, pp, inverse)
+    return LinearForm(
+        maximize=maximize,
+        c=sign * np.asarray(c, dtype=float)[:n],
+        offset=float(sign * d),
+        A=A,
+        row_lower=row_lower,
+        row_upper=row_upper,
+        col_lower=col_lower,
+        col_upper=col_upper,
+        integer=integer,
+        col_names=col_names,
+        row_names=row_names,
+    )
+
+
+def _label(base: str, flat: int, shape: tuple) -> str:
+    # CVXPY stacks a variable's entries in column-major (Fortran) order
+    if not shape:
+        return base
+    idx = np.unravel_index(flat, shape, order="F")
+    return f"{base}({'_'.join(str(int(i)) for i in idx)})"
+
+
+def _row_names(model, problem, pp, inverse) -> list[str]:
+    given: dict[int, str] = {}
+    if isinstance(model, CvxpyModel):
+        for name in model.constraints:
+            for k, con in enumerate(model.constraint_list(name)):
+                multi = len(model.constraint_list(name)) > 1
+                given[con.id] = f"{name}_{k}" if multi else name
+    for k, con in enumerate(problem.constraints):
+        given.setdefault(con.id, f"c{k}")
+    # ids survive the chain except where a reduction maps them: follow cons_id_map
+    forward: dict[int, int] = {}
+    for inv in inverse:
+        cmap = getattr(inv, "cons_id_map", None)
+        if cmap:
+            for old, new in cmap.items():
+                forward[old] = new
+    final_name = {forward.get(cid, cid): name for cid, name in given.items()}
+    names: list[str] = []
+    for con in pp.constraints:
+        base = final_name.get(con.id, f"aux_r{con.id}")
+        size = int(np.prod(con.shape)) if con.shape else 1
+        names.extend(base if size == 1 else f"{base}({i})" for i in range(size))
+    return names

@@ -1,0 +1,234 @@
+"""Solving Pyomo ``ConcreteModel`` objects: the new ``contrib.solver`` interfaces and legacy shells.
+
+HiGHS, SCIP and Gurobi go through Pyomo's newest (``pyomo.contrib.solver``) interfaces, which are
+persistent: the same solver object re-solves a model after parameters or bounds change, handing
+over only the changes (used by :class:`clusteropt.solvers.PersistentSolver`).  CBC and GLPK go
+through Pyomo's classic executable shells.  Native statuses are mapped through one table per
+interface family (:data:`CONTRIB_STATUS`, :data:`LEGACY_STATUS`) with ``UNKNOWN`` as the fallback.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from typing import Any
+
+import numpy as np
+import pyomo.environ as pyo
+from pyomo.common.timing import HierarchicalTimer
+from pyomo.contrib.solver.common.factory import SolverFactory as ContribFactory
+from pyomo.contrib.solver.common.results import SolutionStatus
+from pyomo.contrib.solver.common.results import TerminationCondition as TC
+from pyomo.opt import TerminationCondition as LTC
+
+from clusteropt.solvers.registry import SolverSpec
+from clusteropt.solvers.result import SolveResult, Termination, relative_gap
+
+log = logging.getLogger(__name__)
+
+CONTRIB_STATUS: dict[Any, Termination] = {
+    TC.convergenceCriteriaSatisfied: Termination.OPTIMAL,
+    TC.maxTimeLimit: Termination.TIME_LIMIT,
+    TC.iterationLimit: Termination.ITERATION_LIMIT,
+    TC.objectiveLimit: Termination.FEASIBLE,
+    TC.unbounded: Termination.UNBOUNDED,
+    TC.provenInfeasible: Termination.INFEASIBLE,
+    TC.locallyInfeasible: Termination.INFEASIBLE,
+    TC.infeasibleOrUnbounded: Termination.INFEASIBLE_OR_UNBOUNDED,
+    TC.error: Termination.ERROR,
+    TC.licensingProblems: Termination.ERROR,
+    TC.interrupted: Termination.ERROR,
+}
+"""``pyomo.contrib.solver`` termination condition -> :class:`Termination`."""
+
+LEGACY_STATUS: dict[Any, Termination] = {
+    LTC.optimal: Termination.OPTIMAL,
+    LTC.globallyOptimal: Termination.OPTIMAL,
+    LTC.locallyOptimal: Termination.OPTIMAL,
+    LTC.feasible: Termination.FEASIBLE,
+    LTC.maxTimeLimit: Termination.TIME_LIMIT,
+    LTC.maxIterations: Termination.ITERATION_LIMIT,
+    LTC.maxEvaluations: Termination.ITERATION_LIMIT,
+    LTC.infeasible: Termination.INFEASIBLE,
+    LTC.unbounded: Termination.UNBOUNDED,
+    LTC.infeasibleOrUnbounded: Termination.INFEASIBLE_OR_UNBOUNDED,
+    LTC.error: Termination.ERROR,
+    LTC.solverFailure: Termination.ERROR,
+    LTC.internalSolverError: Termination.ERROR,
+}
+"""Classic ``pyomo.opt`` termination condition (CBC, GLPK shells) -> :class:`Termination`."""
+
+LIMITS = (Termination.TIME_LIMIT, Termination.ITERATION_LIMIT, Termination.UNKNOWN)
+
+
+def is_mip(model: pyo.ConcreteModel) -> bool:
+    """Whether an active, unfixed variable of ``model`` is integer or binary."""
+    return any(
+        (v.is_integer() or v.is_binary()) and not v.fixed
+        for v in model.component_data_objects(pyo.Var, active=True, descend_into=True)
+    )
+
+
+def _objective(model: pyo.ConcreteModel) -> pyo.Objective:
+    objs = list(model.component_data_objects(pyo.Objective, active=True, descend_into=True))
+    if len(objs) != 1:
+        raise ValueError(f"model has {len(objs)} active objectives; expected exactly 1")
+    return objs[0]
+
+
+def variable_values(model: pyo.ConcreteModel) -> dict[str, np.ndarray]:
+    """Current values of every variable component as numpy arrays (NaN where unset).
+
+    Indexed variables over a dense product of sets get one axis per set (in the sets' order);
+    anything else gets one axis in the component's index order.
+    """
+    out: dict[str, np.ndarray] = {}
+    for comp in model.component_objects(pyo.Var, active=True, descend_into=True):
+        vals = np.array(
+            [np.nan if v.value is None else float(v.value) for v in comp.values()], dtype=float
+        )
+        if not comp.is_indexed():
+            out[comp.name] = vals.reshape(())
+            continue
+        shape = _dense_shape(comp)
+        out[comp.name] = vals.reshape(shape) if shape else vals
+    return out
+
+
+def _dense_shape(comp) -> tuple[int, ...] | None:
+    index = comp.index_set()
+    subsets = list(index.subsets()) if hasattr(index, "subsets") else [index]
+    if len(subsets) < 2:
+        return None
+    try:
+        sizes = tuple(len(s) for s in subsets)
+    except (TypeError, ValueError):
+        return None
+    if math.prod(sizes) != len(comp) or len(comp) != len(index):
+        return None
+    return sizes
+
+
+def uses_contrib(route_native: str) -> bool:
+    """Whether the native name belongs to a ``pyomo.contrib.solver`` interface."""
+    return route_native in ContribFactory
+
+
+def make_contrib_solver(native: str):
+    """A fresh (persistent where Pyomo offers it) contrib solver object."""
+    return ContribFactory(native)
+
+
+def solve_pyomo(
+    model: pyo.ConcreteModel,
+    spec: SolverSpec,
+    native_options: dict[str, Any],
+    *,
+    tee: bool = False,
+    time_limit: float | None = None,
+    solver_object=None,
+) -> tuple[SolveResult, Any]:
+    """Solve ``model`` with ``spec``'s Pyomo route; returns the result and the solver object.
+
+    ``native_options`` are already translated by :func:`clusteropt.solvers.solve`.  Passing the
+    ``solver_object`` returned by an earlier call re-solves through the same persistent
+    interface, which hands over only what changed.
+    """
+    route = spec.route("pyomo")
+    obj = _objective(model)
+    mip = is_mip(model)
+    if uses_contrib(route.native):
+        return _solve_contrib(model, spec, route.native, native_options, tee, obj, mip, solver_object)
+    return _solve_legacy(model, spec, route.native, native_options, tee, time_limit, obj, mip), None
+
+
+def _solve_contrib(model, spec, native, options, tee, obj, mip, opt):
+    opt = opt if opt is not None else make_contrib_solver(native)
+    timer = HierarchicalTimer()
+    config = dict(options.get("config", {}))
+    solver_options = dict(options.get("solver_options", {}))
+    start = time.perf_counter()
+    res = opt.solve(
+        model,
+        tee=tee,
+        load_solutions=False,
+        raise_exception_on_nonoptimal_result=False,
+        timer=timer,
+        solver_options=solver_options,
+        **config,
+    )
+    total = time.perf_counter() - start
+    try:
+        solve_s = float(timer.get_total_time("optimize"))
+    except (KeyError, AttributeError):
+        solve_s = total
+    term = CONTRIB_STATUS.get(res.termination_condition, Termination.UNKNOWN)
+    has_solution = res.solution_status in (SolutionStatus.feasible, SolutionStatus.optimal)
+    if has_solution:
+        res.solution_loader.load_vars()
+    objective = float(pyo.value(obj)) if has_solution else None
+    bound = res.objective_bound
+    bound = None if bound is None or not math.isfinite(bound) else float(bound)
+    return _finish(
+        model, spec, term, has_solution, objective, bound, mip, build_s=total - solve_s,
+        solve_s=solve_s, raw={"status": str(res.termination_condition.name), "native": res},
+    ), opt
+
+
+def _solve_legacy(model, spec, native, options, tee, time_limit, obj, mip):
+    opt = pyo.SolverFactory(native)
+    for k, v in options.get("solver_options", {}).items():
+        opt.options[k] = v
+    start = time.perf_counter()
+    res = opt.solve(model, tee=tee, load_solutions=False)
+    total = time.perf_counter() - start
+    term = LEGACY_STATUS.get(res.solver.termination_condition, Termination.UNKNOWN)
+    has_solution = len(res.solution) > 0 and term not in (
+        Termination.INFEASIBLE,
+        Termination.UNBOUNDED,
+        Termination.INFEASIBLE_OR_UNBOUNDED,
+        Termination.ERROR,
+    )
+    if has_solution:
+        model.solutions.load_from(res)
+    objective = float(pyo.value(obj)) if has_solution else None
+    maximize = obj.sense == pyo.maximize
+    bound = res.problem.upper_bound if maximize else res.problem.lower_bound
+    bound = _number(bound)
+    solve_s = _number(getattr(res.solver, "wallclock_time", None)) or total
+    return _finish(
+        model, spec, term, has_solution, objective, bound, mip, build_s=max(total - solve_s, 0.0),
+        solve_s=solve_s, raw={"status": str(res.solver.termination_condition), "native": res},
+    )
+
+
+def _number(x) -> float | None:
+    """A finite float from a legacy results field, or None (fields may be ``UndefinedData``)."""
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _finish(model, spec, term, has_solution, objective, bound, mip, *, build_s, solve_s, raw):
+    if term in LIMITS and has_solution:
+        term = Termination.FEASIBLE
+    if term is Termination.OPTIMAL and not mip and bound is None:
+        bound = objective  # a proven-optimal LP: the dual bound equals the objective
+    gap = relative_gap(objective, bound) if has_solution else None
+    values = variable_values(model) if has_solution else {}
+    return SolveResult(
+        termination=term,
+        has_solution=has_solution,
+        objective=objective,
+        bound=bound,
+        gap=gap,
+        values=values,
+        solver=spec.name,
+        backend="pyomo",
+        build_seconds=float(build_s),
+        solve_seconds=float(solve_s),
+        raw=raw,
+    )

@@ -1,0 +1,365 @@
+"""The solver registry: one table of :class:`SolverSpec`, probed for availability without imports.
+
+Each spec lists, per backend, the native name and what must be installed for that route:
+
+* ``pyomo``: a Pyomo ``ConcreteModel`` handed to a Pyomo solver interface;
+* ``cvxpy``: a ``cvxpy.Problem`` solved through ``Problem.solve(solver=...)``;
+* ``file``:  an LP / MPS file read by the solver itself (:func:`clusteropt.solvers.solve_file`).
+
+Availability is probed with :func:`importlib.util.find_spec` and :func:`shutil.which`, so listing
+solvers never imports a solver package.  Nothing in the package dispatches on solver names with
+if/elif chains: the backends look the route up here.
+"""
+
+from __future__ import annotations
+
+import enum
+import importlib.util
+import shutil
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from clusteropt.solvers.result import SolverUnavailableError, UnknownSolverError
+
+__all__ = [
+    "SOLVERS",
+    "Capability",
+    "Route",
+    "SolverSpec",
+    "available_solvers",
+    "get_spec",
+    "solver_table",
+]
+
+BACKENDS = ("pyomo", "cvxpy", "file")
+
+
+class Capability(enum.Enum):
+    """Problem classes a solver can take."""
+
+    LP = "LP"
+    MILP = "MILP"
+    QP = "QP"
+    SOC = "SOC"
+    EXP_CONE = "EXP_CONE"
+    PSD = "PSD"
+
+
+OptionMap = Mapping[str, Callable[[Any], dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Route:
+    """How one backend reaches a solver: its native name, what must be installed, and how the
+    common options (``time_limit``, ``mip_gap``, ``threads``) are spelled natively.
+
+    ``options`` maps a common option name to a function returning a (possibly nested) dict of
+    native keyword arguments; an option missing from it is refused with a clear error.
+    """
+
+    native: str
+    modules: tuple[str, ...] = ()
+    executables: tuple[str, ...] = ()
+    options: OptionMap = field(default_factory=dict)
+
+    def missing(self) -> list[str]:
+        """Names of the modules / executables that are not installed here."""
+        gone = [m for m in self.modules if importlib.util.find_spec(m) is None]
+        gone += [e for e in self.executables if shutil.which(e) is None]
+        return gone
+
+
+@dataclass(frozen=True)
+class SolverSpec:
+    """One solver: name, capabilities, and its routes per backend."""
+
+    name: str
+    description: str
+    capabilities: frozenset[Capability]
+    routes: Mapping[str, Route] = field(default_factory=dict)
+    threads: bool = True
+    """Whether the solver honours a thread count (``threads=1`` is always accepted)."""
+
+    def available(self, backend: str | None = None) -> bool:
+        """Whether the solver can be used here, through ``backend`` or through any backend."""
+        if backend is None:
+            return any(not r.missing() for r in self.routes.values())
+        route = self.routes.get(backend)
+        return route is not None and not route.missing()
+
+    def route(self, backend: str) -> Route:
+        """The route for ``backend``; raises if the solver has none or it is not installed."""
+        route = self.routes.get(backend)
+        if route is None:
+            others = ", ".join(available_solvers(backend)) or "none"
+            raise SolverUnavailableError(
+                f"solver '{self.name}' has no {backend} route; "
+                f"solvers for {backend} models here: {others}"
+            )
+        gone = route.missing()
+        if gone:
+            others = ", ".join(available_solvers(backend)) or "none"
+            raise SolverUnavailableError(
+                f"solver '{self.name}' for {backend} needs {', '.join(gone)}, which is not "
+                f"installed (pip install clusteropt[scip] for SCIP); available here: {others}"
+            )
+        return route
+
+
+def _nest(*keys: str, cast: Callable[[Any], Any] = float) -> Callable[[Any], dict[str, Any]]:
+    """Option translator: ``_nest("config", "time_limit")(5) == {"config": {"time_limit": 5.0}}``."""
+
+    def put(value: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {keys[-1]: cast(value)}
+        for k in reversed(keys[:-1]):
+            out = {k: out}
+        return out
+
+    return put
+
+
+# the three common options through Pyomo's contrib.solver config (HiGHS, SCIP, Gurobi)
+_CONTRIB: OptionMap = {
+    "time_limit": _nest("config", "time_limit"),
+    "mip_gap": _nest("config", "rel_gap"),
+    "threads": _nest("config", "threads", cast=int),
+}
+
+
+def _caps(*names: str) -> frozenset[Capability]:
+    return frozenset(Capability[n] for n in names)
+
+
+SOLVERS: Mapping[str, SolverSpec] = {
+    spec.name: spec
+    for spec in (
+        SolverSpec(
+            "highs",
+            "HiGHS: dual/primal simplex, interior point, branch-and-cut (default for LP/MILP)",
+            _caps("LP", "MILP", "QP"),
+            {
+                "pyomo": Route("highs", ("highspy",), (), _CONTRIB),
+                "cvxpy": Route(
+                    "HIGHS",
+                    ("highspy", "cvxpy"),
+                    (),
+                    {
+                        "time_limit": _nest("time_limit"),
+                        "mip_gap": _nest("mip_rel_gap"),
+                        "threads": _nest("threads", cast=int),
+                    },
+                ),
+                "file": Route(
+                    "highspy",
+                    ("highspy",),
+                    (),
+                    {
+                        "time_limit": _nest("time_limit"),
+                        "mip_gap": _nest("mip_rel_gap"),
+                        "threads": _nest("threads", cast=int),
+                    },
+                ),
+            },
+        ),
+        SolverSpec(
+            "scip",
+            "SCIP through PySCIPOpt: branch-cut-and-price (single-threaded)",
+            _caps("LP", "MILP", "SOC"),
+            {
+                "pyomo": Route("scip_direct", ("pyscipopt",), (), _CONTRIB),
+                "cvxpy": Route(
+                    "SCIP",
+                    ("pyscipopt", "cvxpy"),
+                    (),
+                    {
+                        "time_limit": _nest("scip_params", "limits/time"),
+                        "mip_gap": _nest("scip_params", "limits/gap"),
+                    },
+                ),
+                "file": Route(
+                    "pyscipopt",
+                    ("pyscipopt",),
+                    (),
+                    {"time_limit": _nest("limits/time"), "mip_gap": _nest("limits/gap")},
+                ),
+            },
+            threads=False,
+        ),
+        SolverSpec(
+            "clarabel",
+            "Clarabel: interior point for conic programs (default for conic CVXPY problems)",
+            _caps("LP", "QP", "SOC", "EXP_CONE", "PSD"),
+            {
+                "cvxpy": Route(
+                    "CLARABEL",
+                    ("clarabel", "cvxpy"),
+                    (),
+                    {"time_limit": _nest("time_limit"), "threads": _nest("max_threads", cast=int)},
+                )
+            },
+        ),
+        SolverSpec(
+            "scs",
+            "SCS: first-order splitting conic solver (low accuracy, large scale)",
+            _caps("LP", "QP", "SOC", "EXP_CONE", "PSD"),
+            {"cvxpy": Route("SCS", ("scs", "cvxpy"), (), {"time_limit": _nest("time_limit_secs")})},
+            threads=False,
+        ),
+        SolverSpec(
+            "cbc",
+            "COIN-OR CBC (executable `cbc`; cylp for CVXPY)",
+            _caps("LP", "MILP"),
+            {
+                "pyomo": Route(
+                    "cbc",
+                    (),
+                    ("cbc",),
+                    {
+                        "time_limit": _nest("solver_options", "sec"),
+                        "mip_gap": _nest("solver_options", "ratioGap"),
+                        "threads": _nest("solver_options", "threads", cast=int),
+                    },
+                ),
+                "cvxpy": Route(
+                    "CBC",
+                    ("cylp", "cvxpy"),
+                    (),
+                    {
+                        "time_limit": _nest("maximumSeconds", cast=int),
+                        "mip_gap": _nest("allowableFractionGap"),
+                        "threads": _nest("numberThreads", cast=int),
+                    },
+                ),
+            },
+        ),
+        SolverSpec(
+            "glpk",
+            "GNU GLPK (executable `glpsol`; cvxopt for CVXPY), single-threaded",
+            _caps("LP", "MILP"),
+            {
+                "pyomo": Route(
+                    "glpk",
+                    (),
+                    ("glpsol",),
+                    {
+                        "time_limit": _nest("solver_options", "tmlim", cast=lambda t: max(1, round(t))),
+                        "mip_gap": _nest("solver_options", "mipgap"),
+                    },
+                ),
+                "cvxpy": Route(
+                    "GLPK_MI",
+                    ("cvxopt", "cvxpy"),
+                    (),
+                    {"time_limit": _nest("tm_lim", cast=lambda t: int(1000 * t))},
+                ),
+            },
+            threads=False,
+        ),
+        SolverSpec(
+            "gurobi",
+            "Gurobi through gurobipy (needs a licence)",
+            _caps("LP", "MILP", "QP", "SOC"),
+            {
+                "pyomo": Route("gurobi_direct", ("gurobipy",), (), _CONTRIB),
+                "cvxpy": Route(
+                    "GUROBI",
+                    ("gurobipy", "cvxpy"),
+                    (),
+                    {
+                        "time_limit": _nest("TimeLimit"),
+                        "mip_gap": _nest("MIPGap"),
+                        "threads": _nest("Threads", cast=int),
+                    },
+                ),
+            },
+        ),
+    )
+}
+
+DEFAULTS: Mapping[str, tuple[str, ...]] = {
+    # problem class -> solvers tried in order when ``solver=None``
+    "LP": ("highs", "scip", "clarabel", "gurobi", "cbc", "glpk"),
+    "MILP": ("highs", "scip", "gurobi", "cbc", "glpk"),
+    "QP": ("highs", "clarabel", "gurobi", "scs"),
+    "SOC": ("clarabel", "scs", "gurobi", "scip"),
+    "EXP_CONE": ("clarabel", "scs"),
+    "PSD": ("clarabel", "scs"),
+}
+
+
+def available_solvers(backend: str | None = None) -> list[str]:
+    """Names of the registered solvers installed here, optionally only those for ``backend``.
+
+    Parameters
+    ----------
+    backend : {"pyomo", "cvxpy", "file"} or None
+        Restrict to solvers reachable through this backend.
+
+    Examples
+    --------
+    >>> "highs" in available_solvers()
+    True
+    >>> "clarabel" in available_solvers("pyomo")
+    False
+    """
+    if backend is not None and backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
+    return sorted(name for name, spec in SOLVERS.items() if spec.available(backend))
+
+
+def get_spec(name: str) -> SolverSpec:
+    """The registry entry of ``name`` (case-insensitive); unknown names list the alternatives.
+
+    >>> get_spec("HiGHS").name
+    'highs'
+    >>> get_spec("hihgs")
+    Traceback (most recent call last):
+    ...
+    clusteropt.solvers.result.UnknownSolverError: unknown solver 'hihgs'; available: ...
+    """
+    spec = SOLVERS.get(str(name).lower())
+    if spec is None:
+        raise UnknownSolverError(
+            f"unknown solver {name!r}; available: {', '.join(available_solvers())} "
+            f"(registered: {', '.join(sorted(SOLVERS))})"
+        )
+    return spec
+
+
+def default_solver(problem_class: str, backend: str) -> str:
+    """First available solver for ``problem_class`` ("LP", "MILP", ...) through ``backend``."""
+    for name in DEFAULTS[problem_class]:
+        if SOLVERS[name].available(backend) and Capability[problem_class] in SOLVERS[name].capabilities:
+            return name
+    raise SolverUnavailableError(
+        f"no installed solver can take a {problem_class} {backend} model; registered for "
+        f"{problem_class}: {', '.join(DEFAULTS[problem_class])}"
+    )
+
+
+def suitable_solvers(problem_class: str, backend: str) -> list[str]:
+    """Installed solvers with ``problem_class`` capability reachable through ``backend``."""
+    cap = Capability[problem_class]
+    return sorted(
+        n for n, s in SOLVERS.items() if cap in s.capabilities and s.available(backend)
+    )
+
+
+def solver_table(names: Iterable[str] | None = None) -> list[dict[str, str]]:
+    """Rows (name, backends, capabilities, available) for the CLI's ``clusteropt solvers``."""
+    rows = []
+    for name in names or SOLVERS:
+        spec = SOLVERS[name]
+        rows.append(
+            {
+                "name": name,
+                "backends": ", ".join(b for b in BACKENDS if b in spec.routes),
+                "capabilities": ", ".join(
+                    c.value for c in Capability if c in spec.capabilities
+                ),
+                "available": ", ".join(b for b in BACKENDS if spec.available(b)) or "no",
+                "description": spec.description,
+            }
+        )
+    return rows

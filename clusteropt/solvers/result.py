@@ -1,0 +1,172 @@
+"""What a solve returns: :class:`Termination`, :class:`SolveResult` and the solver errors.
+
+"Why it stopped" (``termination``) is kept apart from "what solution exists" (``has_solution``),
+following Pyomo's ``contrib.solver`` results object.  One convention matters for MILPs: a solve
+stopped by a limit that holds an incumbent reports ``FEASIBLE`` together with its ``bound`` and
+``gap``; a limit with no incumbent reports ``TIME_LIMIT`` / ``ITERATION_LIMIT``.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "NotOptimalError",
+    "SolveResult",
+    "SolverError",
+    "SolverUnavailableError",
+    "Termination",
+    "UnknownSolverError",
+    "UnsuitableSolverError",
+]
+
+
+class Termination(enum.Enum):
+    """Why a solver stopped; ``UNKNOWN`` is the fallback for any native status not in a table."""
+
+    OPTIMAL = "optimal"
+    FEASIBLE = "feasible"
+    INFEASIBLE = "infeasible"
+    UNBOUNDED = "unbounded"
+    INFEASIBLE_OR_UNBOUNDED = "infeasible_or_unbounded"
+    TIME_LIMIT = "time_limit"
+    ITERATION_LIMIT = "iteration_limit"
+    ERROR = "error"
+    UNKNOWN = "unknown"
+
+
+class SolverError(RuntimeError):
+    """Base class of the errors raised by :func:`clusteropt.solvers.solve`."""
+
+
+class UnknownSolverError(SolverError, ValueError):
+    """A solver name that is not in the registry (the message lists the alternatives)."""
+
+
+class UnsuitableSolverError(SolverError, ValueError):
+    """A solver that exists but cannot take this model (wrong backend or missing capability)."""
+
+
+class SolverUnavailableError(SolverError):
+    """A registered solver whose package or executable is not installed here."""
+
+
+class NotOptimalError(SolverError):
+    """Raised by ``solve(..., raise_on_nonoptimal=True)`` when the solve did not prove optimality.
+
+    The :class:`SolveResult` is attached as ``.result`` so nothing is lost.
+    """
+
+    def __init__(self, message: str, result: SolveResult):
+        super().__init__(message)
+        self.result = result
+
+
+def relative_gap(objective: float | None, bound: float | None) -> float | None:
+    """Relative MIP gap ``|objective - bound| / max(|objective|, 1e-10)`` (HiGHS's definition).
+
+    >>> relative_gap(100.0, 101.0)
+    0.01
+    >>> relative_gap(None, 3.0) is None
+    True
+    """
+    if objective is None or bound is None:
+        return None
+    if not (math.isfinite(objective) and math.isfinite(bound)):
+        return math.inf
+    return abs(objective - bound) / max(abs(objective), 1e-10)
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    """The outcome of one solve, the same for every backend and solver.
+
+    Attributes
+    ----------
+    termination : Termination
+        Why the solver stopped.
+    has_solution : bool
+        Whether ``values`` hold a primal point (optimal or an incumbent).
+    objective : float or None
+        Objective value of that point, in the model's own sense (maximize stays maximize).
+    bound : float or None
+        Best proven bound on the optimum (dual bound); equals ``objective`` at proven optimality
+        of an LP or MILP when the solver reports it.
+    gap : float or None
+        Relative gap between ``objective`` and ``bound`` (see :func:`relative_gap`).
+    values : Mapping[str, numpy.ndarray]
+        Variable component name -> values (scalars as 0-d arrays; indexed Pyomo variables over a
+        dense product of sets get one axis per set, otherwise one axis in index order).
+    solver, backend : str
+        Registry name of the solver (``"highs"``) and the backend that ran it
+        (``"pyomo"``, ``"cvxpy"`` or ``"file"``).
+    build_seconds : float
+        Time spent turning the model into the solver's input (hand-off / canonicalization).
+    solve_seconds : float
+        Wall time of the solver call itself.
+    raw : Mapping[str, Any]
+        Native details: at least ``"status"`` (the solver's own status text); the native
+        results object under ``"native"`` where there is one.
+    """
+
+    termination: Termination
+    has_solution: bool
+    objective: float | None
+    bound: float | None
+    gap: float | None
+    values: Mapping[str, np.ndarray] = field(repr=False)
+    solver: str
+    backend: str
+    build_seconds: float
+    solve_seconds: float
+    raw: Mapping[str, Any] = field(repr=False, compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "values", MappingProxyType(dict(self.values)))
+        object.__setattr__(self, "raw", MappingProxyType(dict(self.raw)))
+
+    @property
+    def is_optimal(self) -> bool:
+        """True when the solver proved optimality."""
+        return self.termination is Termination.OPTIMAL
+
+    def summary(self) -> str:
+        """One line in the spirit of JuMP's ``solution_summary``.
+
+        >>> r = SolveResult(Termination.OPTIMAL, True, 2.0, 2.0, 0.0, {}, "highs", "pyomo",
+        ...                 0.001, 0.002, {"status": "optimal"})
+        >>> r.summary()
+        'highs/pyomo: optimal, objective 2, bound 2, gap 0, build 0.001 s, solve 0.002 s'
+        """
+
+        def fmt(v):
+            return "-" if v is None else f"{v:.6g}"
+
+        return (
+            f"{self.solver}/{self.backend}: {self.termination.value}, objective {fmt(self.objective)}, "
+            f"bound {fmt(self.bound)}, gap {fmt(self.gap)}, build {self.build_seconds:.3g} s, "
+            f"solve {self.solve_seconds:.3g} s"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready dict (values as nested lists, ``raw`` reduced to its status text)."""
+        return {
+            "termination": self.termination.value,
+            "has_solution": self.has_solution,
+            "objective": self.objective,
+            "bound": self.bound,
+            "gap": self.gap,
+            "solver": self.solver,
+            "backend": self.backend,
+            "build_seconds": self.build_seconds,
+            "solve_seconds": self.solve_seconds,
+            "status": str(self.raw.get("status", "")),
+            "values": {k: np.asarray(v).tolist() for k, v in self.values.items()},
+        }
