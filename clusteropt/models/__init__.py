@@ -1,1 +1,26 @@
-"""TODO"""
+"""Each formulation as a Pyomo ConcreteModel or a CVXPY problem (builders only; they never solve).
+
+Importing this package registers every system's models in :data:`MODELS`.
+"""
+
+from clusteropt.models import worker_placement
+from clusteropt.models.cvxpy_model import CvxpyModel
+from clusteropt.models.registry import MODELS, ModelSpec, get_model, models_for, register_model
+from clusteropt.models.summary import model_summary
+from clusteropt.models.worker_placement import (
+    build_worker_placement,
+    build_worker_placement_cvxpy,
+)
+
+__all__ = [
+    "MODELS",
+    "CvxpyModel",
+    "ModelSpec",
+    "build_worker_placement",
+    "build_worker_placement_cvxpy",
+    "get_model",
+    "model_summary",
+    "models_for",
+    "register_model",
+    "worker_placement",
+]

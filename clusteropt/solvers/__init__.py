@@ -19,8 +19,8 @@ from clusteropt.solvers.registry import (
 )
 from clusteropt.solvers.result import (
     NotOptimalError,
-    SolveResult,
     SolverError,
+    SolveResult,
     SolverUnavailableError,
     Termination,
     UnknownSolverError,

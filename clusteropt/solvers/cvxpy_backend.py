@@ -24,7 +24,6 @@ from clusteropt.models.cvxpy_model import CvxpyModel
 from clusteropt.solvers.registry import SolverSpec
 from clusteropt.solvers.result import (
     SolveResult,
-    SolverError,
     Termination,
     UnsuitableSolverError,
     relative_gap,
@@ -201,7 +200,7 @@ def _dual_bound(problem, native, stats, objective, mip, term) -> float | None:
         return objective if term is Termination.OPTIMAL else None
     try:
         solver_obj, solver_bound = reader(stats.extra_stats)
-    except Exception:  # noqa: BLE001 - a reader that cannot read leaves the bound unknown
+    except Exception:
         log.debug("could not read the dual bound of %s", native, exc_info=True)
         return objective if term is Termination.OPTIMAL else None
     if not math.isfinite(solver_bound):

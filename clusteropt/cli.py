@@ -1,0 +1,221 @@
+"""The ``clusteropt`` command.
+
+Exit codes: 0 success; 2 bad input (one line on stderr, no traceback); 3 the solver found no
+solution (infeasible, unbounded, error, or a limit with no incumbent).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from clusteropt.instances.base import InstanceError
+
+log = logging.getLogger(__name__)
+
+EXIT_BAD_INPUT = 2
+EXIT_SOLVER_FAILURE = 3
+
+
+class BadInput(click.ClickException):
+    """Bad input from the user: printed as one line, exit code 2."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+class SolverFailure(click.ClickException):
+    """The solver produced no solution: printed as one line, exit code 3."""
+
+    exit_code = EXIT_SOLVER_FAILURE
+
+
+def _table(rows: list[dict[str, Any]], columns: list[str]) -> str:
+    """Plain fixed-width table (no colours, stable for logs and tests)."""
+    def text(v: Any) -> str:
+        return f"{v:.6g}" if isinstance(v, float) else str(v)
+
+    cells = [[text(r.get(c, "")) for c in columns] for r in rows]
+    widths = [max([len(c)] + [len(row[k]) for row in cells]) for k, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip()
+              for row in cells]
+    return "\n".join(lines)
+
+
+def _load(path: str):
+    from clusteropt.instances import load_instance
+
+    p = Path(path)
+    if not p.is_file():
+        raise BadInput(f"no such instance file: {path}")
+    try:
+        return load_instance(p)
+    except InstanceError as exc:
+        raise BadInput(f"{path}: {exc}") from None
+
+
+def _build(path: str, model_name: str, relax: bool):
+    from clusteropt.models import get_model
+
+    inst = _load(path)
+    try:
+        spec = get_model(model_name)
+        return inst, spec, spec.build(inst, relax=relax)
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="clusteropt")
+@click.option("-v", "--verbose", count=True, help="More log output (-v info, -vv debug).")
+def cli(verbose: int) -> None:
+    """clusteropt: optimization models for scheduling distributed-computing jobs.
+
+    Build, inspect, solve and export the models of five papers (GADGET, coflow scheduling,
+    real-time jobs on unreliable workers, mlBroker, ring partitioning) with swappable solvers.
+    """
+    level = logging.WARNING - 10 * min(verbose, 2)
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+
+
+@cli.command("solvers")
+def solvers_cmd() -> None:
+    """List the registered solvers: backends, capabilities, and where they are available here."""
+    from clusteropt.solvers import solver_table
+
+    click.echo(_table(solver_table(), ["name", "backends", "capabilities", "available"]))
+
+
+@cli.command("models")
+def models_cmd() -> None:
+    """List the registered models with the instance kind each takes."""
+    from clusteropt.models import MODELS
+
+    rows = [
+        {"model": m.name, "kind": m.kind, "backend": m.backend, "description": m.description}
+        for m in MODELS.values()
+    ]
+    click.echo(_table(rows, ["model", "kind", "backend", "description"]))
+
+
+@cli.command("build")
+@click.argument("instance", type=str)
+@click.option("--model", "model_name", required=True, help="Registered model name.")
+@click.option("--relax", is_flag=True, help="Build the continuous relaxation.")
+@click.option("--export", "export_path", type=str, default=None,
+              help="Also write the model to FILE (.lp or .mps).")
+def build_cmd(instance: str, model_name: str, relax: bool, export_path: str | None) -> None:
+    """Build a model for INSTANCE and print its components (sizes and equations)."""
+    from clusteropt.models import model_summary
+
+    _, spec, model = _build(instance, model_name, relax)
+    rows = model_summary(model)
+    click.echo(f"model {spec.name} ({spec.backend}){' relaxed' if relax else ''}: {spec.description}")
+    click.echo(_table(rows, ["component", "type", "size", "doc"]))
+    totals = {t: sum(r["size"] for r in rows if r["type"] == t) for t in ("variable", "constraint")}
+    click.echo(f"{totals['variable']} variables, {totals['constraint']} constraints")
+    if export_path:
+        _export(model, export_path)
+
+
+def _export(model, path: str) -> None:
+    from clusteropt.solvers import UnsuitableSolverError, write_model
+
+    try:
+        out = write_model(model, path)
+    except (ValueError, UnsuitableSolverError) as exc:
+        raise BadInput(str(exc)) from None
+    except OSError as exc:
+        raise BadInput(f"cannot write {path}: {exc.strerror or exc}") from None
+    click.echo(f"wrote {out}")
+
+
+@cli.command("export")
+@click.argument("instance", type=str)
+@click.argument("file", type=str)
+@click.option("--model", "model_name", required=True, help="Registered model name.")
+@click.option("--relax", is_flag=True, help="Export the continuous relaxation.")
+def export_cmd(instance: str, file: str, model_name: str, relax: bool) -> None:
+    """Write the model built for INSTANCE to FILE (.lp or .mps) with the paper's names."""
+    _, _, model = _build(instance, model_name, relax)
+    _export(model, file)
+
+
+@cli.command("solve")
+@click.argument("instance", type=str)
+@click.option("--model", "model_name", required=True, help="Registered model name.")
+@click.option("--solver", default=None, help="Solver name (see `clusteropt solvers`).")
+@click.option("--time-limit", type=float, default=None, help="Seconds.")
+@click.option("--mip-gap", type=float, default=None, help="Relative MIP gap.")
+@click.option("--threads", type=int, default=None, help="Solver threads.")
+@click.option("--relax", is_flag=True, help="Solve the continuous relaxation.")
+@click.option("--json", "json_path", type=str, default=None, help="Write the result to FILE.")
+def solve_cmd(instance, model_name, solver, time_limit, mip_gap, threads, relax, json_path):
+    """Build and solve the model for INSTANCE; print the result (and write it as JSON)."""
+    from clusteropt.solvers import SolverError, SolverUnavailableError, solve
+
+    _, spec, model = _build(instance, model_name, relax)
+    try:
+        result = solve(model, solver, time_limit=time_limit, mip_gap=mip_gap, threads=threads,
+                       raise_on_nonoptimal=False)
+    except (ValueError, SolverUnavailableError) as exc:
+        raise BadInput(str(exc)) from None
+    except SolverError as exc:
+        raise SolverFailure(str(exc)) from None
+    click.echo(result.summary())
+    if json_path:
+        payload = {"instance": instance, "model": spec.name, "relax": relax, **result.to_dict()}
+        try:
+            Path(json_path).write_text(json.dumps(payload, indent=1) + "\n")
+        except OSError as exc:
+            raise BadInput(f"cannot write {json_path}: {exc.strerror or exc}") from None
+        click.echo(f"wrote {json_path}")
+    if not result.has_solution:
+        raise SolverFailure(f"no solution: {result.termination.value} ({result.raw.get('status')})")
+
+
+@cli.command("demo")
+def demo_cmd() -> None:
+    """Run every registered system on a small instance; one summary row per system."""
+    from clusteropt.systems import run_demo
+
+    rows = run_demo()
+    cols = ["system", "paper", "instance", "model", "solver", "objective", "verified", "seconds",
+            "error"]
+    click.echo(_table(rows, cols))
+    failed = [r["system"] for r in rows if not r.get("verified")]
+    if failed:
+        raise SolverFailure(f"demo failed for: {', '.join(failed)}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: run the CLI and map every error to its exit code and one line."""
+    try:
+        cli.main(args=argv, prog_name="clusteropt", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.Abort:
+        click.echo("aborted", err=True)
+        return 1
+    except (BadInput, SolverFailure) as exc:
+        click.echo(f"error: {exc.format_message()}", err=True)
+        return exc.exit_code
+    except click.ClickException as exc:  # usage errors from click itself
+        click.echo(f"error: {exc.format_message()} (see clusteropt --help)", err=True)
+        return EXIT_BAD_INPUT
+    return 0
+
+
+def run() -> None:
+    """Console-script entry point (``clusteropt``): exits with :func:`main`'s code."""
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,78 @@
+"""The model registry: model name -> builder and the instance kind it takes.
+
+Each paper system registers its builders here (``register_model``), so the CLI's ``build`` and
+``solve`` commands and the demo need no change when a system is added.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["MODELS", "ModelSpec", "get_model", "models_for", "register_model"]
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A registered model.
+
+    Attributes
+    ----------
+    name : str
+        Registry name used by the CLI (``--model NAME``).
+    kind : str
+        The instance kind the builder takes.
+    builder : callable
+        ``builder(instance, relax=False) -> model`` (Pyomo ConcreteModel or CvxpyModel).
+    backend : str
+        ``"pyomo"`` or ``"cvxpy"``.
+    description : str
+        One line, with the paper and equation numbers.
+    """
+
+    name: str
+    kind: str
+    builder: Callable[..., Any]
+    backend: str
+    description: str
+
+    def build(self, instance, *, relax: bool = False):
+        """Build the model for ``instance`` (checking the instance kind first)."""
+        if getattr(instance, "kind", None) != self.kind:
+            raise ValueError(
+                f"model {self.name!r} takes instances of kind {self.kind!r}, "
+                f"got {getattr(instance, 'kind', type(instance).__name__)!r}; models for that "
+                f"kind: {', '.join(m.name for m in models_for(getattr(instance, 'kind', ''))) or 'none'}"
+            )
+        return self.builder(instance, relax=relax)
+
+
+MODELS: dict[str, ModelSpec] = {}
+
+
+def register_model(spec: ModelSpec) -> ModelSpec:
+    """Add ``spec`` to the registry (a name may be registered once)."""
+    if spec.name in MODELS and MODELS[spec.name] is not spec:
+        raise ValueError(f"model {spec.name!r} is registered twice")
+    MODELS[spec.name] = spec
+    return spec
+
+
+def get_model(name: str) -> ModelSpec:
+    """The spec registered as ``name``; unknown names list the registered ones."""
+    import clusteropt.models  # noqa: F401  (registers every system's models)
+
+    try:
+        return MODELS[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown model {name!r}; registered: {', '.join(sorted(MODELS)) or 'none'}"
+        ) from None
+
+
+def models_for(kind: str) -> list[ModelSpec]:
+    """Registered models that take instances of ``kind``."""
+    import clusteropt.models  # noqa: F401
+
+    return [m for m in MODELS.values() if m.kind == kind]

@@ -1,0 +1,80 @@
+"""The registry of systems shown by ``clusteropt demo``: one row per system.
+
+A system (a paper, or the foundation's reference model) registers a function that builds a small
+instance, runs its main model or algorithm, checks the output with ``clusteropt.verify`` and
+returns one summary row.  Each paper system adds its own entry.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["SYSTEMS", "SystemSpec", "register_system", "run_demo"]
+
+
+@dataclass(frozen=True)
+class SystemSpec:
+    """A system in the demo: ``demo()`` returns a dict with at least ``instance``, ``model``,
+    ``solver``, ``objective`` and ``verified`` (bool).
+    """
+
+    name: str
+    paper: str
+    demo: Callable[[], dict[str, Any]]
+
+
+SYSTEMS: dict[str, SystemSpec] = {}
+
+
+def register_system(spec: SystemSpec) -> SystemSpec:
+    """Add ``spec`` (a name may be registered once)."""
+    if spec.name in SYSTEMS and SYSTEMS[spec.name] is not spec:
+        raise ValueError(f"system {spec.name!r} is registered twice")
+    SYSTEMS[spec.name] = spec
+    return spec
+
+
+def run_demo() -> list[dict[str, Any]]:
+    """Run every registered system's demo; a failing system gives a row with its error."""
+    import clusteropt.models  # noqa: F401  (systems register with their models)
+
+    rows = []
+    for spec in SYSTEMS.values():
+        start = time.perf_counter()
+        try:
+            row = dict(spec.demo())
+            row.setdefault("error", "")
+        except Exception as exc:
+            row = {"verified": False, "error": f"{type(exc).__name__}: {exc}"}
+        row = {"system": spec.name, "paper": spec.paper, **row,
+               "seconds": round(time.perf_counter() - start, 3)}
+        rows.append(row)
+    return rows
+
+
+def _worker_placement_demo() -> dict[str, Any]:
+    from clusteropt.instances import random_worker_placement
+    from clusteropt.models.worker_placement import build_worker_placement
+    from clusteropt.solvers import solve
+    from clusteropt.verify import check_worker_placement
+
+    inst = random_worker_placement(n_jobs=12, n_servers=6, seed=0)
+    result = solve(build_worker_placement(inst), "highs")
+    check = check_worker_placement(inst, result.values["y"])
+    return {
+        "instance": f"{inst.n_jobs} jobs x {inst.n_servers} servers (seed 0)",
+        "model": "worker-placement",
+        "solver": result.solver,
+        "objective": result.objective,
+        "verified": check.feasible and abs(check.value - result.objective) <= 1e-6 * max(
+            1.0, abs(check.value)
+        ),
+    }
+
+
+register_system(
+    SystemSpec("worker-placement", "000 (Eqs. (2), (4), one slot)", _worker_placement_demo)
+)
