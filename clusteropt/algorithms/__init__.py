@@ -1,1 +1,4 @@
-"""TODO"""
+"""Combinatorial algorithms that need no solver: orderings, edge colouring, line MTS, ...
+
+The paper systems add their modules here.
+"""

@@ -73,9 +73,11 @@ def write_model(model: Any, path: str | Path) -> Path:
     from clusteropt.solvers.core import backend_of
 
     path = Path(path)
-    fmt = _format_of(path)
+    _format_of(path)
     if backend_of(model) == "pyomo":
-        model.write(str(path), format=fmt, io_options={"symbolic_solver_labels": True})
+        # Pyomo picks its LP / MPS writer from the suffix; rows read c_u_capacity(0_gpu)_
+        # (Pyomo's prefix for an upper-bounded row), columns y(3_1)
+        model.write(str(path), io_options={"symbolic_solver_labels": True})
         return path
     _write_cvxpy(model, path)
     return path
