@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from clusteropt.instances.base import InstanceError
+from clusteropt.instances.base import InstanceError, write_text_atomic
 
 log = logging.getLogger(__name__)
 
@@ -169,15 +169,16 @@ def solve_cmd(instance, model_name, solver, time_limit, mip_gap, threads, relax,
     except SolverError as exc:
         raise SolverFailure(str(exc)) from None
     click.echo(result.summary())
+    if not result.has_solution:
+        # nothing is written: an earlier result file at --json stays as it was
+        raise SolverFailure(f"no solution: {result.termination.value} ({result.raw.get('status')})")
     if json_path:
         payload = {"instance": instance, "model": spec.name, "relax": relax, **result.to_dict()}
         try:
-            Path(json_path).write_text(json.dumps(payload, indent=1) + "\n")
+            write_text_atomic(json_path, json.dumps(payload, indent=1) + "\n")
         except OSError as exc:
             raise BadInput(f"cannot write {json_path}: {exc.strerror or exc}") from None
         click.echo(f"wrote {json_path}")
-    if not result.has_solution:
-        raise SolverFailure(f"no solution: {result.termination.value} ({result.raw.get('status')})")
 
 
 @cli.command("demo")

@@ -13,6 +13,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -24,7 +26,33 @@ __all__ = [
     "Instance",
     "InstanceError",
     "load_instance",
+    "write_text_atomic",
 ]
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """Write ``text`` to ``path`` through a temporary file and a rename.
+
+    A crash or a full disk mid-write leaves the earlier file (if any) intact, never a torn one.
+
+    >>> import tempfile, pathlib
+    >>> p = write_text_atomic(pathlib.Path(tempfile.mkdtemp()) / "a.txt", "hello")
+    >>> p.read_text()
+    'hello'
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # as an ordinary open() would have created it
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
 
 
 class InstanceError(ValueError):
@@ -158,7 +186,7 @@ class Instance:
         """JSON text of :meth:`to_dict`; also written to ``path`` when given."""
         text = json.dumps(self.to_dict(), indent=indent)
         if path is not None:
-            Path(path).write_text(text + "\n")
+            write_text_atomic(path, text + "\n")
         return text
 
     @classmethod
