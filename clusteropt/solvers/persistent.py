@@ -80,14 +80,14 @@ class PersistentSolver:
         self.backend = backend_of(model)
         _check_numbers(time_limit, mip_gap, threads)
         self.spec, self.problem_class = resolve_solver(model, solver, self.backend)
-        if self.backend == "pyomo":
-            from clusteropt.solvers.pyomo_backend import uses_contrib
+        if self.backend == "pyomo" and self.spec.route("pyomo").persistent is None:
+            from clusteropt.solvers.registry import SOLVERS
 
-            if not uses_contrib(self.spec.route("pyomo").native):
-                raise UnsuitableSolverError(
-                    f"solver '{self.spec.name}' has no persistent Pyomo interface; use highs, "
-                    "scip or gurobi, or call clusteropt.solvers.solve() to rebuild each time"
-                )
+            have = [n for n, s in SOLVERS.items() if "pyomo" in s.routes and s.routes["pyomo"].persistent]
+            raise UnsuitableSolverError(
+                f"solver '{self.spec.name}' has no persistent Pyomo interface; use one of "
+                f"{', '.join(have)}, or call clusteropt.solvers.solve() to rebuild each time"
+            )
         self.defaults = {
             "time_limit": time_limit,
             "mip_gap": mip_gap,
@@ -112,8 +112,10 @@ class PersistentSolver:
         _check_numbers(opts["time_limit"], opts["mip_gap"], opts["threads"])
         native = native_options(self.spec, self.backend, **opts)
         if self.backend == "pyomo":
-            from clusteropt.solvers.pyomo_backend import solve_pyomo
+            from clusteropt.solvers.pyomo_backend import make_contrib_solver, solve_pyomo
 
+            if self.solver_ is None:
+                self.solver_ = make_contrib_solver(self.spec.route("pyomo").persistent)
             result, self.solver_ = solve_pyomo(
                 self.model, self.spec, native, tee=tee, time_limit=opts["time_limit"],
                 solver_object=self.solver_,

@@ -116,7 +116,7 @@ def uses_contrib(route_native: str) -> bool:
 
 
 def make_contrib_solver(native: str):
-    """A fresh (persistent where Pyomo offers it) contrib solver object."""
+    """A fresh ``pyomo.contrib.solver`` object (persistent when ``native`` names one)."""
     return ContribFactory(native)
 
 
@@ -138,8 +138,10 @@ def solve_pyomo(
     route = spec.route("pyomo")
     obj = _objective(model)
     mip = is_mip(model)
-    if uses_contrib(route.native):
+    if solver_object is not None:
         return _solve_contrib(model, spec, route.native, native_options, tee, obj, mip, solver_object)
+    if uses_contrib(route.native):
+        return _solve_contrib(model, spec, route.native, native_options, tee, obj, mip, None)
     return _solve_legacy(model, spec, route.native, native_options, tee, time_limit, obj, mip), None
 
 

@@ -62,6 +62,8 @@ class Route:
     modules: tuple[str, ...] = ()
     executables: tuple[str, ...] = ()
     options: OptionMap = field(default_factory=dict)
+    persistent: str | None = None
+    """Native name of the persistent interface (Pyomo routes), used by ``PersistentSolver``."""
 
     def missing(self) -> list[str]:
         """Names of the modules / executables that are not installed here."""
@@ -139,7 +141,7 @@ SOLVERS: Mapping[str, SolverSpec] = {
             "HiGHS: dual/primal simplex, interior point, branch-and-cut (default for LP/MILP)",
             _caps("LP", "MILP", "QP"),
             {
-                "pyomo": Route("highs", ("highspy",), (), _CONTRIB),
+                "pyomo": Route("highs", ("highspy",), (), _CONTRIB, persistent="highs"),
                 "cvxpy": Route(
                     "HIGHS",
                     ("highspy", "cvxpy"),
@@ -167,7 +169,7 @@ SOLVERS: Mapping[str, SolverSpec] = {
             "SCIP through PySCIPOpt: branch-cut-and-price (single-threaded)",
             _caps("LP", "MILP", "SOC"),
             {
-                "pyomo": Route("scip_direct", ("pyscipopt",), (), _CONTRIB),
+                "pyomo": Route("scip_direct", ("pyscipopt",), (), _CONTRIB, persistent="scip_persistent"),
                 "cvxpy": Route(
                     "SCIP",
                     ("pyscipopt", "cvxpy"),
@@ -261,7 +263,7 @@ SOLVERS: Mapping[str, SolverSpec] = {
             "Gurobi through gurobipy (needs a licence)",
             _caps("LP", "MILP", "QP", "SOC"),
             {
-                "pyomo": Route("gurobi_direct", ("gurobipy",), (), _CONTRIB),
+                "pyomo": Route("gurobi_direct", ("gurobipy",), (), _CONTRIB, persistent="gurobi_persistent"),
                 "cvxpy": Route(
                     "GUROBI",
                     ("gurobipy", "cvxpy"),
