@@ -57,7 +57,8 @@ def _load(path: str):
     try:
         return load_instance(p)
     except InstanceError as exc:
-        raise BadInput(f"{path}: {exc}") from None
+        text = str(exc)
+        raise BadInput(text if text.startswith(str(p)) else f"{path}: {text}") from None
 
 
 def _build(path: str, model_name: str, relax: bool):

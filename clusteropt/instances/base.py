@@ -132,6 +132,10 @@ class Instance:
             if frac.any():
                 idx = tuple(np.argwhere(frac)[0])
                 raise InstanceError(f"{name}{_index_text(idx)}", float(arr[idx]), "an integer")
+            huge = np.abs(arr) > 2.0**62
+            if huge.any():
+                idx = tuple(np.argwhere(huge)[0])
+                raise InstanceError(f"{name}{_index_text(idx)}", float(arr[idx]), "an integer below 2**62")
             arr = arr.astype(np.int64)
         arr.setflags(write=False)
         object.__setattr__(self, name, arr)
@@ -245,7 +249,12 @@ def load_instance(path: str | Path) -> Instance:
     import clusteropt.instances  # noqa: F401  (registers every kind)
 
     path = Path(path)
-    text = path.read_text()
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InstanceError(f"{path}: byte {exc.start}", raw[exc.start : exc.start + 1],
+                            "a UTF-8 JSON instance file") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -254,7 +263,7 @@ def load_instance(path: str | Path) -> Instance:
         ) from None
     if not isinstance(data, dict) or "kind" not in data:
         raise InstanceError(f"{path}: kind", None, "a top-level object with a 'kind' field")
-    cls = INSTANCE_KINDS.get(data["kind"])
+    cls = INSTANCE_KINDS.get(data["kind"]) if isinstance(data["kind"], str) else None
     if cls is None:
         raise InstanceError(f"{path}: kind", data["kind"], f"one of {sorted(INSTANCE_KINDS)}")
     return cls.from_dict(data)

@@ -57,6 +57,8 @@ class WorkerPlacementInstance(Instance):
 
     def validate(self) -> None:
         """Check shapes, signs and integrality (see the class docstring for the rules)."""
+        if isinstance(self.resources, str) or not isinstance(self.resources, list | tuple):
+            raise InstanceError("resources", self.resources, "a list or tuple of resource names")
         resources = tuple(self.resources)
         object.__setattr__(self, "resources", resources)
         n_res = len(resources)

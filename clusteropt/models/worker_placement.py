@@ -71,7 +71,7 @@ def build_worker_placement(
     domain = pyo.NonNegativeReals if relax else pyo.NonNegativeIntegers
     m.y = pyo.Var(
         m.I, m.S, domain=domain, doc="y_is: workers of job i on server s",
-        bounds=lambda m, i, s: (0, int(inst.max_workers[i])),
+        bounds=lambda m, i, s: (0, m.N[i]),  # follows the mutable N_i
     )
     m.workers_limit = pyo.Constraint(
         m.I, rule=lambda m, i: sum(m.y[i, s] for s in m.S) <= m.N[i],

@@ -58,6 +58,8 @@ def write_model(model: Any, path: str | Path) -> Path:
     ------
     ValueError
         Unknown suffix.
+    FileNotFoundError
+        The parent directory does not exist.
     clusteropt.solvers.UnsuitableSolverError
         A CVXPY problem that needs a non-linear cone (the cone is named in the message).
 
@@ -74,6 +76,9 @@ def write_model(model: Any, path: str | Path) -> Path:
 
     path = Path(path)
     _format_of(path)
+    if not path.parent.is_dir():
+        # checked here: HiGHS's writer crashes the interpreter on a missing directory
+        raise FileNotFoundError(f"cannot write {path}: no such directory {path.parent}")
     if backend_of(model) == "pyomo":
         # Pyomo picks its LP / MPS writer from the suffix; rows read c_u_capacity(0_gpu)_
         # (Pyomo's prefix for an upper-bounded row), columns y(3_1)

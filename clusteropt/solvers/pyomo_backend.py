@@ -169,7 +169,10 @@ def _solve_contrib(model, spec, native, options, tee, obj, mip, opt):
     has_solution = res.solution_status in (SolutionStatus.feasible, SolutionStatus.optimal)
     if has_solution:
         res.solution_loader.load_vars()
-    objective = float(pyo.value(obj)) if has_solution else None
+    objective = None
+    if has_solution:  # the solver's own value (with constant terms); evaluating obj costs O(terms)
+        inc = res.incumbent_objective
+        objective = float(inc) if inc is not None else float(pyo.value(obj))
     bound = res.objective_bound
     bound = None if bound is None or not math.isfinite(bound) else float(bound)
     return _finish(

@@ -33,6 +33,10 @@ def check_worker_placement(
     if y.shape != want:
         return Check((Violation("shape", f"workers.shape={y.shape}", float("inf")),), float("nan"))
     out: list[Violation] = []
+    finite = np.isfinite(y)
+    if not finite.all():
+        out += violations_where("finite", np.where(finite, 0.0, np.inf), lambda i: f"i={i[0]}, s={i[1]}")
+        return Check(tuple(out), float("nan"))
     out += violations_where("integrality", np.abs(y - np.round(y)), lambda i: f"i={i[0]}, s={i[1]}",
                             tol=tol)
     out += violations_where("non-negativity", -y, lambda i: f"i={i[0]}, s={i[1]}", tol=tol)
