@@ -1,0 +1,1 @@
+"""Speed and quality benchmarks with their recorded results (see README.md)."""

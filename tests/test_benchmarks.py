@@ -1,0 +1,25 @@
+"""The benchmarks stay runnable: each one's quick mode finishes and checks its own answers."""
+
+from __future__ import annotations
+
+import json
+
+from benchmarks import persistent_resolve, run_all
+
+
+def test_run_all_finds_the_benchmarks():
+    assert "persistent_resolve" in run_all.benchmark_modules()
+    assert "run_all" not in run_all.benchmark_modules()
+
+
+def test_persistent_resolve_quick(tmp_path, capsys):
+    code = persistent_resolve.main(["--quick", "--slots", "2", "--variants", "lp", "--out", str(tmp_path)])
+    assert code == 0
+    report = json.loads((tmp_path / "persistent_resolve.json").read_text())
+    methods = report["variants"]["lp"]["methods"]
+    assert set(methods) == set(persistent_resolve.METHODS)
+    for m in methods.values():
+        assert len(m["slots"]) == 3
+        assert set(m["median"]) == set(persistent_resolve.FIELDS)
+    assert "| pyomo-persistent |" in (tmp_path / "persistent_resolve.md").read_text()
+    assert "all four methods" in capsys.readouterr().out.lower()
