@@ -210,6 +210,8 @@ def solve(
     native = native_options(
         spec, backend, time_limit=time_limit, mip_gap=mip_gap, threads=threads, options=options
     )
+    if threads is not None and spec.prepare_threads is not None:
+        spec.prepare_threads()
     if backend == "pyomo":
         from clusteropt.solvers.pyomo_backend import solve_pyomo
 
@@ -284,6 +286,8 @@ def solve_file(
     native = native_options(
         spec, "file", time_limit=time_limit, mip_gap=mip_gap, threads=threads, options=options
     )
+    if threads is not None and spec.prepare_threads is not None:
+        spec.prepare_threads()
     result = solve_file_with(path, spec, native, tee)
     log.info("%s", result.summary())
     return check_optimal(result, raise_on_nonoptimal)

@@ -197,7 +197,9 @@ def _highs_file(path: Path, spec: SolverSpec, native: dict[str, Any], tee: bool)
     lp = h.getLp()
     mip = any(int(v) != 0 for v in (lp.integrality_ or []))
     term = HIGHS_STATUS.get(status.name, Termination.UNKNOWN)
-    has_solution = int(info.primal_solution_status) == 2
+    has_solution = int(info.primal_solution_status) == 2 and term not in (
+        Termination.INFEASIBLE, Termination.UNBOUNDED, Termination.INFEASIBLE_OR_UNBOUNDED
+    )
     objective = float(info.objective_function_value) if has_solution else None
     bound = None
     if mip and has_solution and math.isfinite(info.mip_dual_bound):

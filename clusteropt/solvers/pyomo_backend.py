@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import logging
 import math
+import re
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -59,6 +62,8 @@ LEGACY_STATUS: dict[Any, Termination] = {
 }
 """Classic ``pyomo.opt`` termination condition (CBC, GLPK shells) -> :class:`Termination`."""
 
+NO_SOLUTION = (Termination.INFEASIBLE, Termination.UNBOUNDED,
+               Termination.INFEASIBLE_OR_UNBOUNDED, Termination.ERROR)
 LIMITS = (Termination.TIME_LIMIT, Termination.ITERATION_LIMIT, Termination.UNKNOWN)
 
 
@@ -166,7 +171,9 @@ def _solve_contrib(model, spec, native, options, tee, obj, mip, opt):
     except (KeyError, AttributeError):
         solve_s = total
     term = CONTRIB_STATUS.get(res.termination_condition, Termination.UNKNOWN)
-    has_solution = res.solution_status in (SolutionStatus.feasible, SolutionStatus.optimal)
+    has_solution = res.solution_status in (SolutionStatus.feasible, SolutionStatus.optimal) and (
+        term not in NO_SOLUTION
+    )
     if has_solution:
         res.solution_loader.load_vars()
     objective = None
@@ -186,26 +193,52 @@ def _solve_legacy(model, spec, native, options, tee, time_limit, obj, mip):
     for k, v in options.get("solver_options", {}).items():
         opt.options[k] = v
     start = time.perf_counter()
-    res = opt.solve(model, tee=tee, load_solutions=False)
+    with tempfile.TemporaryDirectory() as tmp:
+        logfile = Path(tmp) / "solver.log"
+        res = opt.solve(model, tee=tee, load_solutions=False, logfile=str(logfile))
+        log_text = logfile.read_text() if logfile.exists() else ""
     total = time.perf_counter() - start
     term = LEGACY_STATUS.get(res.solver.termination_condition, Termination.UNKNOWN)
-    has_solution = len(res.solution) > 0 and term not in (
-        Termination.INFEASIBLE,
-        Termination.UNBOUNDED,
-        Termination.INFEASIBLE_OR_UNBOUNDED,
-        Termination.ERROR,
-    )
+    log_bound = None
+    if native in LOG_READERS:
+        term, log_bound = LOG_READERS[native](term, log_text)
+    has_solution = len(res.solution) > 0 and term not in NO_SOLUTION
     if has_solution:
         model.solutions.load_from(res)
     objective = float(pyo.value(obj)) if has_solution else None
     maximize = obj.sense == pyo.maximize
     bound = res.problem.upper_bound if maximize else res.problem.lower_bound
     bound = _number(bound)
+    if bound is None and has_solution:
+        bound = log_bound
+    if bound is not None and objective is not None and (bound < objective if maximize else bound > objective):
+        # CBC 2.10.8 prints its "best possible" in its internal minimization sense, which
+        # Pyomo's shell takes as the model's: the sign is wrong for a maximization
+        bound = -bound if (-bound >= objective if maximize else -bound <= objective) else None
     solve_s = _number(getattr(res.solver, "wallclock_time", None)) or total
     return _finish(
         model, spec, term, has_solution, objective, bound, mip, build_s=max(total - solve_s, 0.0),
         solve_s=solve_s, raw={"status": str(res.solver.termination_condition), "native": res},
     )
+
+
+def _glpk_log(term: Termination, log_text: str) -> tuple[Termination, float | None]:
+    """Read what Pyomo 6.10's GLPK shell misses in GLPK 5.0's log: the status words of an
+    infeasible / unbounded LP ("LP HAS NO PRIMAL FEASIBLE SOLUTION") and the MIP bound of the
+    last branch-and-bound line (``+ 123: mip = 7.0e+03 <= 7.1e+03 ...``).
+    """
+    if term is Termination.UNKNOWN:
+        if re.search(r"HAS NO (PRIMAL |INTEGER )?FEASIBLE SOLUTION", log_text):
+            term = Termination.INFEASIBLE
+        elif "HAS UNBOUNDED PRIMAL SOLUTION" in log_text or "HAS NO DUAL FEASIBLE" in log_text:
+            term = Termination.UNBOUNDED
+    found = re.findall(r"^\+\s*\d+: mip =\s*(\S+)\s*[<>]=\s*(\S+)", log_text, re.M)
+    bound = _number(found[-1][1]) if found else None
+    return term, bound
+
+
+LOG_READERS = {"glpk": _glpk_log}
+"""Legacy native name -> reader of its log for what Pyomo's shell does not parse."""
 
 
 def _number(x) -> float | None:

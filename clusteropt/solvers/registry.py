@@ -82,6 +82,8 @@ class SolverSpec:
     routes: Mapping[str, Route] = field(default_factory=dict)
     threads: bool = True
     """Whether the solver honours a thread count (``threads=1`` is always accepted)."""
+    prepare_threads: Callable[[], None] | None = None
+    """Called before a solve that sets ``threads`` (HiGHS: rebuild its process-wide thread pool)."""
 
     def available(self, backend: str | None = None) -> bool:
         """Whether the solver can be used here, through ``backend`` or through any backend."""
@@ -129,6 +131,12 @@ _CONTRIB: OptionMap = {
 }
 
 
+def _reset_highs_scheduler() -> None:
+    import highspy
+
+    highspy.Highs.resetGlobalScheduler(True)
+
+
 def _caps(*names: str) -> frozenset[Capability]:
     return frozenset(Capability[n] for n in names)
 
@@ -163,6 +171,7 @@ SOLVERS: Mapping[str, SolverSpec] = {
                     },
                 ),
             },
+            prepare_threads=_reset_highs_scheduler,
         ),
         SolverSpec(
             "scip",
