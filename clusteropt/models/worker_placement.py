@@ -69,10 +69,9 @@ def build_worker_placement(
         initialize={i: float(inst.utility[i]) for i in m.I},
     )
     domain = pyo.NonNegativeReals if relax else pyo.NonNegativeIntegers
-    m.y = pyo.Var(
-        m.I, m.S, domain=domain, doc="y_is: workers of job i on server s",
-        bounds=lambda m, i, s: (0, m.N[i]),  # follows the mutable N_i
-    )
+    # no upper bound: (2) with y >= 0 already gives y_is <= N_i, and a bound written as the
+    # number N_i would not follow the mutable N (one as the Param costs every persistent update)
+    m.y = pyo.Var(m.I, m.S, domain=domain, doc="y_is: workers of job i on server s")
     m.workers_limit = pyo.Constraint(
         m.I, rule=lambda m, i: sum(m.y[i, s] for s in m.S) <= m.N[i],
         doc="(2) sum_s y_is <= N_i",

@@ -101,10 +101,10 @@ def apply_bounds(m, ub: dict, fixed: dict) -> None:
 
 
 def undo_bounds(m, inst: WorkerPlacementInstance, ub: dict, fixed: dict) -> None:
-    """Restore the build-time bounds ``0 <= y[i, s] <= N_i`` and unfix."""
+    """Restore the build-time bounds ``0 <= y[i, s]`` (no upper bound) and unfix."""
     for i, s in [*ub, *fixed]:
         m.y[i, s].unfix()
-        m.y[i, s].setub(m.N[i])
+        m.y[i, s].setub(None)
 
 
 def assert_placement(inst, result: SolveResult, *, relax: bool, ub=None, fixed=None) -> None:
