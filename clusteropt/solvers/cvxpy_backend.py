@@ -26,7 +26,7 @@ from clusteropt.solvers.result import (
     SolveResult,
     Termination,
     UnsuitableSolverError,
-    relative_gap,
+    settle,
 )
 
 log = logging.getLogger(__name__)
@@ -162,13 +162,10 @@ def solve_cvxpy(
     objective = float(problem.value) if has_solution and problem.value is not None else None
     if objective is not None and not math.isfinite(objective):
         has_solution, objective = False, None
-    if term is Termination.UNKNOWN:
-        if has_solution:
-            term = Termination.FEASIBLE
-        elif time_limit is not None:
-            term = Termination.TIME_LIMIT
-    bound = _dual_bound(problem, route.native, stats, objective, mip, term)
-    gap = relative_gap(objective, bound) if has_solution else None
+    if term is Termination.UNKNOWN and not has_solution and time_limit is not None:
+        term = Termination.TIME_LIMIT  # CVXPY's user_limit; time is the only limit solve() sets
+    bound = _dual_bound(problem, route.native, stats, objective, term) if mip else None
+    term, bound, gap = settle(term, has_solution, objective, bound, mip=mip)
     raw: dict[str, Any] = {"status": status, "native": stats}
     if stats is not None and isinstance(stats.extra_stats, dict) and "scip_status" in stats.extra_stats:
         raw["status"] = f"{status} (scip: {stats.extra_stats['scip_status']})"
@@ -190,11 +187,10 @@ def solve_cvxpy(
     )
 
 
-def _dual_bound(problem, native, stats, objective, mip, term) -> float | None:
+def _dual_bound(problem, native, stats, objective, term) -> float | None:
+    """Dual bound of a MILP in the model's own sense, from the native solver statistics."""
     if objective is None:
         return None
-    if not mip:
-        return objective if term is Termination.OPTIMAL else None
     reader = BOUND_READERS.get(native)
     if reader is None or stats is None or stats.extra_stats is None:
         return objective if term is Termination.OPTIMAL else None

@@ -18,7 +18,7 @@ import numpy as np
 
 from clusteropt.models.cvxpy_model import CvxpyModel
 from clusteropt.solvers.registry import SolverSpec
-from clusteropt.solvers.result import SolveResult, Termination, relative_gap
+from clusteropt.solvers.result import NO_SOLUTION, SolveResult, Termination, settle
 
 log = logging.getLogger(__name__)
 
@@ -169,7 +169,6 @@ SCIP_STATUS: dict[str, Termination] = {
 }
 """PySCIPOpt ``Model.getStatus()`` text -> :class:`Termination`."""
 
-LIMITS = (Termination.TIME_LIMIT, Termination.ITERATION_LIMIT, Termination.UNKNOWN)
 
 
 def solve_file_with(path: Path, spec: SolverSpec, native: dict[str, Any], tee: bool) -> SolveResult:
@@ -197,9 +196,7 @@ def _highs_file(path: Path, spec: SolverSpec, native: dict[str, Any], tee: bool)
     lp = h.getLp()
     mip = any(int(v) != 0 for v in (lp.integrality_ or []))
     term = HIGHS_STATUS.get(status.name, Termination.UNKNOWN)
-    has_solution = int(info.primal_solution_status) == 2 and term not in (
-        Termination.INFEASIBLE, Termination.UNBOUNDED, Termination.INFEASIBLE_OR_UNBOUNDED
-    )
+    has_solution = int(info.primal_solution_status) == 2 and term not in NO_SOLUTION
     objective = float(info.objective_function_value) if has_solution else None
     bound = None
     if mip and has_solution and math.isfinite(info.mip_dual_bound):
@@ -228,9 +225,7 @@ def _scip_file(path: Path, spec: SolverSpec, native: dict[str, Any], tee: bool) 
     status = model.getStatus()
     mip = any(v.vtype() != "CONTINUOUS" for v in model.getVars())
     term = SCIP_STATUS.get(status, Termination.UNKNOWN)
-    has_solution = model.getNSols() > 0 and term not in (
-        Termination.INFEASIBLE, Termination.UNBOUNDED, Termination.INFEASIBLE_OR_UNBOUNDED
-    )
+    has_solution = model.getNSols() > 0 and term not in NO_SOLUTION
     objective = float(model.getObjVal()) if has_solution else None
     bound = float(model.getDualbound()) if has_solution else None
     if bound is not None and not math.isfinite(bound):
@@ -246,16 +241,13 @@ def _scip_file(path: Path, spec: SolverSpec, native: dict[str, Any], tee: bool) 
 
 def _finish(spec, term, has_solution, objective, bound, mip, values, build_s, solve_s, status,
             native):
-    if term in LIMITS and has_solution:
-        term = Termination.FEASIBLE
-    if term is Termination.OPTIMAL and bound is None:
-        bound = objective
+    term, bound, gap = settle(term, has_solution, objective, bound, mip=mip)
     return SolveResult(
         termination=term,
         has_solution=has_solution,
         objective=objective,
         bound=bound,
-        gap=relative_gap(objective, bound) if has_solution else None,
+        gap=gap,
         values=values,
         solver=spec.name,
         backend="file",

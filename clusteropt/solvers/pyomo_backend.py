@@ -26,7 +26,7 @@ from pyomo.contrib.solver.common.results import TerminationCondition as TC
 from pyomo.opt import TerminationCondition as LTC
 
 from clusteropt.solvers.registry import SolverSpec
-from clusteropt.solvers.result import SolveResult, Termination, relative_gap
+from clusteropt.solvers.result import NO_SOLUTION, SolveResult, Termination, settle
 
 log = logging.getLogger(__name__)
 
@@ -61,10 +61,6 @@ LEGACY_STATUS: dict[Any, Termination] = {
     LTC.internalSolverError: Termination.ERROR,
 }
 """Classic ``pyomo.opt`` termination condition (CBC, GLPK shells) -> :class:`Termination`."""
-
-NO_SOLUTION = (Termination.INFEASIBLE, Termination.UNBOUNDED,
-               Termination.INFEASIBLE_OR_UNBOUNDED, Termination.ERROR)
-LIMITS = (Termination.TIME_LIMIT, Termination.ITERATION_LIMIT, Termination.UNKNOWN)
 
 
 def is_mip(model: pyo.ConcreteModel) -> bool:
@@ -251,11 +247,7 @@ def _number(x) -> float | None:
 
 
 def _finish(model, spec, term, has_solution, objective, bound, mip, *, build_s, solve_s, raw):
-    if term in LIMITS and has_solution:
-        term = Termination.FEASIBLE
-    if term is Termination.OPTIMAL and not mip and bound is None:
-        bound = objective  # a proven-optimal LP: the dual bound equals the objective
-    gap = relative_gap(objective, bound) if has_solution else None
+    term, bound, gap = settle(term, has_solution, objective, bound, mip=mip)
     values = variable_values(model) if has_solution else {}
     return SolveResult(
         termination=term,

@@ -84,6 +84,47 @@ def relative_gap(objective: float | None, bound: float | None) -> float | None:
     return abs(objective - bound) / max(abs(objective), 1e-10)
 
 
+NO_SOLUTION = frozenset(
+    {
+        Termination.INFEASIBLE,
+        Termination.UNBOUNDED,
+        Termination.INFEASIBLE_OR_UNBOUNDED,
+        Termination.ERROR,
+    }
+)
+"""Terminations that never come with a solution, whatever a solver's solution status says."""
+
+LIMITS = frozenset({Termination.TIME_LIMIT, Termination.ITERATION_LIMIT, Termination.UNKNOWN})
+"""Terminations that become ``FEASIBLE`` when the solver holds an incumbent."""
+
+
+def settle(
+    termination: Termination,
+    has_solution: bool,
+    objective: float | None,
+    bound: float | None,
+    *,
+    mip: bool,
+) -> tuple[Termination, float | None, float | None]:
+    """The package-wide status rules every backend applies last: ``(termination, bound, gap)``.
+
+    * a limit (or an unknown stop) with an incumbent is ``FEASIBLE``;
+    * a proven-optimal continuous problem whose solver reports no bound has ``bound = objective``;
+    * the gap is :func:`relative_gap` when a solution exists, else None.
+
+    >>> settle(Termination.TIME_LIMIT, True, 10.0, 12.0, mip=True)
+    (<Termination.FEASIBLE: 'feasible'>, 12.0, 0.2)
+    >>> settle(Termination.OPTIMAL, True, 3.0, None, mip=False)
+    (<Termination.OPTIMAL: 'optimal'>, 3.0, 0.0)
+    """
+    if termination in LIMITS and has_solution:
+        termination = Termination.FEASIBLE
+    if termination is Termination.OPTIMAL and not mip and bound is None:
+        bound = objective
+    gap = relative_gap(objective, bound) if has_solution else None
+    return termination, bound, gap
+
+
 @dataclass(frozen=True)
 class SolveResult:
     """The outcome of one solve, the same for every backend and solver.
