@@ -54,9 +54,14 @@ def _scip_bound(stats: Any) -> tuple[float, float]:
     return float(model.getObjVal()), float(model.getDualbound())
 
 
+def _gurobi_bound(stats: Any) -> tuple[float, float]:
+    return float(stats.ObjVal), float(stats.ObjBound)
+
+
 BOUND_READERS: dict[str, Callable[[Any], tuple[float, float]]] = {
     "HIGHS": _highs_bound,
     "SCIP": _scip_bound,
+    "GUROBI": _gurobi_bound,
 }
 """Native name -> reader of (solver objective, solver dual bound) from ``solver_stats.extra_stats``."""
 
