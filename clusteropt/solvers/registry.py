@@ -64,6 +64,8 @@ class Route:
     options: OptionMap = field(default_factory=dict)
     persistent: str | None = None
     """Native name of the persistent interface (Pyomo routes), used by ``PersistentSolver``."""
+    reports_bound: bool = True
+    """Whether a MILP stopped at a limit comes back with its dual bound through this route."""
 
     def missing(self) -> list[str]:
         """Names of the modules / executables that are not installed here."""
@@ -263,6 +265,7 @@ SOLVERS: Mapping[str, SolverSpec] = {
                     ("cvxopt", "cvxpy"),
                     (),
                     {"time_limit": _nest("tm_lim", cast=lambda t: int(1000 * t))},
+                    reports_bound=False,  # cvxopt's glpk.ilp returns no bound
                 ),
             },
             threads=False,
