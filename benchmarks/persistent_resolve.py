@@ -52,6 +52,7 @@ from pathlib import Path
 import numpy as np
 
 from clusteropt.instances import WorkerPlacementInstance, random_worker_placement
+from clusteropt.instances.base import write_text_atomic
 from clusteropt.models.worker_placement import (
     build_worker_placement,
     build_worker_placement_cvxpy,
@@ -374,8 +375,8 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        (out / f"{NAME}.json").write_text(json.dumps(report, indent=1) + "\n")
-        (out / f"{NAME}.md").write_text(text)
+        write_text_atomic(out / f"{NAME}.json", json.dumps(report, indent=1) + "\n")
+        write_text_atomic(out / f"{NAME}.md", text)
         print(f"wrote {out / (NAME + '.json')} and {out / (NAME + '.md')}")
     return 0
 
