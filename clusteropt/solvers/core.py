@@ -93,7 +93,8 @@ def native_options(
 
     An option the solver does not take is refused with an error naming the solvers that do,
     except ``threads=1`` for single-threaded solvers.  ``options`` (native names) are merged
-    last, so they override.
+    last, so they override.  Called right before every solve, it also readies the solver for a
+    thread count (``SolverSpec.prepare_threads``: HiGHS resets its process-wide thread pool).
     """
     route = spec.route(backend)
     out: dict[str, Any] = {}
@@ -117,6 +118,8 @@ def native_options(
             )
         _merge(out, translate(value))
     _merge(out, dict(options or {}))
+    if threads is not None and spec.prepare_threads is not None:
+        spec.prepare_threads()
     return out
 
 
@@ -210,8 +213,6 @@ def solve(
     native = native_options(
         spec, backend, time_limit=time_limit, mip_gap=mip_gap, threads=threads, options=options
     )
-    if threads is not None and spec.prepare_threads is not None:
-        spec.prepare_threads()
     if backend == "pyomo":
         from clusteropt.solvers.pyomo_backend import solve_pyomo
 
@@ -286,8 +287,6 @@ def solve_file(
     native = native_options(
         spec, "file", time_limit=time_limit, mip_gap=mip_gap, threads=threads, options=options
     )
-    if threads is not None and spec.prepare_threads is not None:
-        spec.prepare_threads()
     result = solve_file_with(path, spec, native, tee)
     log.info("%s", result.summary())
     return check_optimal(result, raise_on_nonoptimal)

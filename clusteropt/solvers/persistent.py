@@ -111,8 +111,6 @@ class PersistentSolver:
         opts = {**self.defaults, **overrides}
         _check_numbers(opts["time_limit"], opts["mip_gap"], opts["threads"])
         native = native_options(self.spec, self.backend, **opts)
-        if opts["threads"] is not None and self.spec.prepare_threads is not None:
-            self.spec.prepare_threads()
         if self.backend == "pyomo":
             from clusteropt.solvers.pyomo_backend import make_contrib_solver, solve_pyomo
 

@@ -139,10 +139,8 @@ def solve_pyomo(
     route = spec.route("pyomo")
     obj = _objective(model)
     mip = is_mip(model)
-    if solver_object is not None:
+    if solver_object is not None or uses_contrib(route.native):
         return _solve_contrib(model, spec, route.native, native_options, tee, obj, mip, solver_object)
-    if uses_contrib(route.native):
-        return _solve_contrib(model, spec, route.native, native_options, tee, obj, mip, None)
     return _solve_legacy(model, spec, route.native, native_options, tee, time_limit, obj, mip), None
 
 
