@@ -1,7 +1,8 @@
 """The ``clusteropt`` command.
 
 Exit codes: 0 success; 2 bad input (one line on stderr, no traceback); 3 the solver found no
-solution (infeasible, unbounded, error, or a limit with no incumbent).
+solution (infeasible, unbounded, error, or a limit with no incumbent); 4 an experiment finished
+with failed or timed-out cells (they are in the store, with their errors).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ log = logging.getLogger(__name__)
 
 EXIT_BAD_INPUT = 2
 EXIT_SOLVER_FAILURE = 3
+EXIT_CELLS_FAILED = 4
 
 
 class BadInput(click.ClickException):
@@ -32,6 +34,12 @@ class SolverFailure(click.ClickException):
     """The solver produced no solution: printed as one line, exit code 3."""
 
     exit_code = EXIT_SOLVER_FAILURE
+
+
+class CellsFailed(click.ClickException):
+    """An experiment ran to the end but some cells failed or timed out: exit code 4."""
+
+    exit_code = EXIT_CELLS_FAILED
 
 
 def _table(rows: list[dict[str, Any]], columns: list[str]) -> str:
@@ -196,6 +204,133 @@ def demo_cmd() -> None:
         raise SolverFailure(f"demo failed for: {', '.join(failed)}")
 
 
+@cli.group("experiment")
+def experiment_group() -> None:
+    """Paper experiments: list them, run a sweep, write a report."""
+
+
+def _import_modules(modules: tuple[str, ...]) -> None:
+    """Import the modules that register experiments outside clusteropt (cwd on the path)."""
+    import importlib
+    import os
+
+    if modules and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            raise BadInput(f"--module {name}: cannot import it ({exc})") from None
+
+
+def _experiment(name: str, modules: tuple[str, ...], quick: bool):
+    from clusteropt.experiments import get_experiment
+
+    _import_modules(modules)
+    try:
+        spec = get_experiment(name)
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
+    return spec.quick_variant() if quick else spec
+
+
+_MODULE_OPTION = click.option(
+    "--module", "modules", multiple=True, metavar="MOD",
+    help="Import MOD first (it registers experiments defined outside clusteropt); repeatable.",
+)
+
+
+@experiment_group.command("list")
+@_MODULE_OPTION
+def experiment_list_cmd(modules: tuple[str, ...]) -> None:
+    """List the registered experiments with their cell counts (full and --quick)."""
+    from clusteropt.experiments import EXPERIMENTS
+
+    _import_modules(modules)
+    rows = [EXPERIMENTS[name].describe() for name in sorted(EXPERIMENTS)]
+    click.echo(_table(rows, ["name", "paper", "cells", "quick cells", "policies", "description"]))
+
+
+@experiment_group.command("run")
+@click.argument("name")
+@click.option("--quick", is_flag=True, help="Run the seconds-long variant.")
+@click.option("--jobs", "n_jobs", type=int, default=1, show_default=True,
+              help="Worker processes on this machine (-1: one per core).")
+@click.option("--scheduler", default=None, metavar="ADDR",
+              help="Dask scheduler address (tcp://host:8786): run the cells on that cluster.")
+@click.option("--backend", type=click.Choice(["joblib", "dask"]), default=None,
+              help="Default: dask with --scheduler, else joblib; dask alone starts a local cluster.")
+@click.option("--store", default="experiments.sqlite", show_default=True, help="Results store (SQLite).")
+@click.option("--out", "out_dir", default=None, help="Also write the report (tables, figures) into DIR.")
+@click.option("--timeout", type=float, default=None, help="Per-cell time limit in seconds (default: the spec's).")
+@click.option("--no-resume", is_flag=True, help="Run every cell again, replacing stored results.")
+@click.option("--retry", multiple=True, type=click.Choice(["failed", "timeout"]),
+              help="Run stored cells of this status again; repeatable.")
+@_MODULE_OPTION
+def experiment_run_cmd(name, quick, n_jobs, scheduler, backend, store, out_dir, timeout, no_resume, retry,
+                       modules) -> None:
+    """Run experiment NAME's cells not yet in the store (a progress bar on a terminal, log lines
+    otherwise); exit code 4 when some cells failed or timed out.
+    """
+    from clusteropt.experiments import StoreError, run_sweep
+
+    spec = _experiment(name, modules, quick)
+    if not sys.stderr.isatty():
+        logging.getLogger("clusteropt.experiments").setLevel(
+            min(logging.INFO, logging.getLogger().getEffectiveLevel())
+        )
+    try:
+        table = run_sweep(spec, n_jobs=n_jobs, backend=backend, scheduler=scheduler, store=store,
+                          resume=not no_resume, timeout=timeout, retry=retry)
+    except (ValueError, StoreError, ImportError, OSError) as exc:
+        raise BadInput(str(exc)) from None
+    counts = table.status.value_counts()
+    click.echo(
+        f"{spec.name} ({spec.variant}): {len(table)} cells in {store}: {counts.get('ok', 0)} ok, "
+        f"{counts.get('failed', 0)} failed, {counts.get('timeout', 0)} timed out"
+    )
+    if out_dir is not None:
+        _report(spec, table, out_dir)
+    if counts.get("failed", 0) or counts.get("timeout", 0):
+        bad = table[table.status != "ok"].iloc[0]
+        raise CellsFailed(
+            f"{int(counts.get('failed', 0) + counts.get('timeout', 0))} cells did not finish ok; "
+            f"first: seed={bad.seed} policy={bad.policy}: {bad.error}"
+        )
+
+
+def _report(spec, table, out_dir: str) -> None:
+    from clusteropt.experiments import write_report
+
+    try:
+        written = write_report(spec, table, out_dir)
+    except (ValueError, RuntimeError) as exc:
+        raise BadInput(str(exc)) from None
+    click.echo(f"report: {len(written)} files in {out_dir}")
+
+
+@experiment_group.command("report")
+@click.argument("name")
+@click.option("--store", required=True, help="Results store (SQLite) the sweep wrote.")
+@click.option("--out", "out_dir", required=True, help="Directory for the tables and figures.")
+@click.option("--quick", is_flag=True, help="Report the cells of the --quick variant.")
+@click.option("--code-version", default=None, help="Results of this code version (default: the newest).")
+@_MODULE_OPTION
+def experiment_report_cmd(name, store, out_dir, quick, code_version, modules) -> None:
+    """Write experiment NAME's tables (CSV, Markdown) and figures (PNG, SVG) into --out."""
+    from clusteropt.experiments import ResultsStore, StoreError
+
+    spec = _experiment(name, modules, quick)
+    if not Path(store).is_file():
+        raise BadInput(f"no such results store: {store}")
+    try:
+        with ResultsStore(store) as db:
+            table = db.table(spec, code_version=code_version)
+    except StoreError as exc:
+        raise BadInput(str(exc)) from None
+    _report(spec, table, out_dir)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the CLI and map every error to its exit code and one line."""
     try:
@@ -205,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
     except click.Abort:
         click.echo("aborted", err=True)
         return 1
-    except (BadInput, SolverFailure) as exc:
+    except (BadInput, SolverFailure, CellsFailed) as exc:
         click.echo(f"error: {exc.format_message()}", err=True)
         return exc.exit_code
     except click.ClickException as exc:  # usage errors from click itself

@@ -1,3 +1,46 @@
-"""Paper-figure experiments, parameter sweeps, the results store and plots (see the experiments
-issue); the demo registry lives in :mod:`clusteropt.systems`.
+"""Experiments: paper figures and tables as parameters x seeds x policies, swept on this machine
+or a Dask cluster, stored cell by cell in SQLite, reported as tables and figures.
+
+>>> from clusteropt.experiments import EXPERIMENTS
+>>> "worker-placement-gap" in EXPERIMENTS
+True
+
+Importing this package registers every system's experiments (each system adds its module to
+the imports at the bottom).  Plots live in :mod:`clusteropt.experiments.plots`.
 """
+
+# the systems' experiments (registering on import)
+from clusteropt.experiments import worker_placement
+from clusteropt.experiments.report import markdown_table, summarize, write_report
+from clusteropt.experiments.runner import run_cell
+from clusteropt.experiments.spec import (
+    EXPERIMENTS,
+    Cell,
+    Experiment,
+    cell_seed,
+    code_version,
+    get_experiment,
+    register_experiment,
+)
+from clusteropt.experiments.store import ResultsStore, StoreError, export_table
+from clusteropt.experiments.sweep import DEFAULT_STORE, run_sweep
+
+__all__ = [
+    "DEFAULT_STORE",
+    "EXPERIMENTS",
+    "Cell",
+    "Experiment",
+    "ResultsStore",
+    "StoreError",
+    "cell_seed",
+    "code_version",
+    "export_table",
+    "get_experiment",
+    "markdown_table",
+    "register_experiment",
+    "run_cell",
+    "run_sweep",
+    "summarize",
+    "worker_placement",
+    "write_report",
+]

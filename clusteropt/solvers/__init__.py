@@ -6,7 +6,7 @@ solving files and persistent re-solves.
 True
 """
 
-from clusteropt.solvers.core import backend_of, solve, solve_file
+from clusteropt.solvers.core import THREADS_ENV, backend_of, default_threads, solve, solve_file
 from clusteropt.solvers.files import write_model
 from clusteropt.solvers.persistent import PersistentSolver
 from clusteropt.solvers.registry import (
@@ -29,6 +29,7 @@ from clusteropt.solvers.result import (
 
 __all__ = [
     "SOLVERS",
+    "THREADS_ENV",
     "Capability",
     "NotOptimalError",
     "PersistentSolver",
@@ -41,6 +42,7 @@ __all__ = [
     "UnsuitableSolverError",
     "available_solvers",
     "backend_of",
+    "default_threads",
     "get_spec",
     "solve",
     "solve_file",

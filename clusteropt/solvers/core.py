@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,26 @@ def _check_numbers(time_limit, mip_gap, threads) -> None:
         raise ValueError(f"threads = {threads!r}; expected a positive integer")
 
 
+#: Environment variable giving the thread count of solves that do not pass ``threads``; the
+#: experiments harness sets it to 1 in every cell process.
+THREADS_ENV = "CLUSTEROPT_THREADS"
+
+
+def default_threads() -> int | None:
+    """The thread count from ``$CLUSTEROPT_THREADS``, or None when it is unset or empty.
+
+    >>> import os
+    >>> os.environ.get(THREADS_ENV) is None and default_threads() is None
+    True
+    """
+    text = os.environ.get(THREADS_ENV, "").strip()
+    if not text:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"environment variable {THREADS_ENV} = {text!r}; expected a positive integer")
+    return int(text)
+
+
 def native_options(
     spec: SolverSpec,
     backend: str,
@@ -95,7 +116,10 @@ def native_options(
     except ``threads=1`` for single-threaded solvers.  ``options`` (native names) are merged
     last, so they override.  Called right before every solve, it also readies the solver for a
     thread count (``SolverSpec.prepare_threads``: HiGHS resets its process-wide thread pool).
+    ``threads=None`` means :func:`default_threads` (``$CLUSTEROPT_THREADS``), if set.
     """
+    if threads is None:
+        threads = default_threads()
     route = spec.route(backend)
     out: dict[str, Any] = {}
     asked = {"time_limit": time_limit, "mip_gap": mip_gap, "threads": threads}
@@ -172,7 +196,8 @@ def solve(
     mip_gap : float, optional
         Relative MIP gap at which the solver may stop (reported as OPTIMAL, as solvers do).
     threads : int, optional
-        Thread count; single-threaded solvers accept only 1.
+        Thread count; single-threaded solvers accept only 1.  Default: ``$CLUSTEROPT_THREADS``
+        if set (the experiments harness sets 1 in its workers), else the solver's own default.
     tee : bool
         Stream the solver's log.
     raise_on_nonoptimal : bool

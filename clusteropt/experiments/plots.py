@@ -1,0 +1,735 @@
+"""Figures from the tidy results table: lines with confidence bands, normalized bars, CDFs, ratios.
+
+The input of every function here is the *tidy results table* an experiment produces: a pandas
+DataFrame with one row per cell and the columns
+
+``experiment``, ``code_version``
+    which experiment and which version of the code ran the cell;
+one column per experiment parameter
+    (``n_jobs``, ``load``, ...; numbers or strings);
+``seed``, ``cell_seed``
+    the replicate and the seed the cell function received (equal across the policies of one
+    parameter setting and replicate);
+``policy``
+    the policy / algorithm of the cell;
+``status``
+    ``"ok"``, ``"failed"`` or ``"timeout"``;
+one column per metric
+    (numbers or short strings; NaN where a failed cell has none);
+``error``
+    the error message of a failed cell.
+
+Only rows with ``status == "ok"`` are plotted (a table without a ``status`` column is taken as all
+ok).  Dropped rows are reported through the module's :mod:`logging` logger as a warning giving how
+many rows of which status were left out, never silently.  A column named in an argument that the
+table lacks, or a table with nothing left to plot, raises :class:`ValueError` naming what was
+expected and listing the available columns.
+
+Every function returns a :class:`matplotlib.figure.Figure` built directly (``Figure()``), not
+through :mod:`matplotlib.pyplot`: nothing is registered in pyplot's global figure list, so
+figures are garbage-collected like any object, need no ``plt.close`` and work with any backend.
+Pass ``ax=`` to draw into an existing Axes instead; the function then returns that Axes' figure.
+:func:`save_figure` writes a figure as PNG / SVG / PDF files that are byte-identical whenever
+the same figure is saved again, in this process or another.
+
+Examples
+--------
+>>> import pandas as pd
+>>> table = pd.DataFrame({
+...     "n_jobs": [4, 4, 8, 8] * 2,
+...     "seed": [0, 1] * 4,
+...     "policy": ["fifo"] * 4 + ["gadget"] * 4,
+...     "status": "ok",
+...     "makespan": [10.0, 12.0, 20.0, 22.0, 8.0, 9.0, 15.0, 16.0],
+... })
+>>> fig = line_plot(table, "n_jobs", "makespan")
+>>> type(fig).__name__
+'Figure'
+>>> [line.get_ydata().tolist() for line in fig.axes[0].get_lines()]
+[[11.0, 21.0], [8.5, 15.5]]
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from scipy import stats
+
+__all__ = ["FIGURE_FORMATS", "cdf_plot", "line_plot", "normalized_bars", "ratio_plot", "save_figure"]
+
+logger = logging.getLogger(__name__)
+
+#: Formats :func:`save_figure` writes, with the savefig options that make each byte-stable:
+#: no software version and no date in the file.
+_SAVE_OPTIONS: dict[str, dict] = {
+    "png": {"metadata": {"Software": None}},
+    "svg": {"metadata": {"Date": None, "Creator": "clusteropt"}},
+    "pdf": {"metadata": {"Creator": "clusteropt", "Producer": None, "CreationDate": None, "ModDate": None}},
+}
+#: Formats :func:`save_figure` accepts.
+FIGURE_FORMATS = tuple(_SAVE_OPTIONS)
+#: rcParams in force while saving: a fixed salt makes SVG element ids a function of the content
+#: alone (the default salt is a fresh UUID per save), and text drawn as paths does not depend on
+#: which fonts the viewer has.
+_SAVE_RC = {"svg.hashsalt": "clusteropt", "svg.fonttype": "path"}
+
+_OK = "ok"
+#: Columns that identify a cell apart from its parameters, used by :func:`ratio_plot` to pair rows.
+_CELL_ID_COLUMNS = ("experiment", "code_version", "cell_seed")
+
+
+# --------------------------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------------------------
+
+
+def _axes(ax: Axes | None) -> tuple[Figure, Axes]:
+    """A new Figure with one Axes, or the root Figure of the given Axes and the Axes."""
+    if ax is None:
+        fig = Figure(layout="constrained")
+        return fig, fig.add_subplot()
+    fig = ax.figure
+    while not isinstance(fig, Figure):  # a SubFigure: its .figure is the root Figure
+        fig = fig.figure
+    return fig, ax
+
+
+def _columns_list(table: pd.DataFrame) -> str:
+    return ", ".join(str(c) for c in table.columns)
+
+
+def _require_columns(table: pd.DataFrame, fn: str, columns: Iterable[tuple[str, str]]) -> None:
+    """Raise ValueError naming every (role, column) the table lacks."""
+    missing = [(role, col) for role, col in columns if col not in table.columns]
+    if missing:
+        named = "; ".join(f"{role} = {col!r}" for role, col in missing)
+        raise ValueError(
+            f"{fn}: {named}: no such column in the results table; available columns: {_columns_list(table)}"
+        )
+
+
+def _ordered(values: pd.Series) -> list:
+    """Distinct values in a reproducible order: sorted, or by their text when types are mixed."""
+    unique = list(pd.unique(values))
+    try:
+        return sorted(unique)
+    except TypeError:
+        return sorted(unique, key=str)
+
+
+def _status_summary(statuses: pd.Series) -> str:
+    counts = statuses.astype(str).value_counts(sort=False).sort_index()
+    return ", ".join(f"{status}: {count}" for status, count in counts.items())
+
+
+def _prepare(
+    table: pd.DataFrame,
+    fn: str,
+    columns: Sequence[tuple[str, str]],
+    *,
+    numeric: Sequence[str],
+    nonnull: Sequence[str],
+) -> pd.DataFrame:
+    """The rows to plot: status ok, the numeric columns as floats, no missing values in `nonnull`.
+
+    Checks that the named columns exist, logs a warning for every group of dropped rows and raises
+    ValueError when nothing is left.
+    """
+    if not isinstance(table, pd.DataFrame):
+        raise TypeError(
+            f"{fn}: table is a {type(table).__name__}; expected a pandas DataFrame (the results table)"
+        )
+    _require_columns(table, fn, columns)
+    data = table
+    if "status" in table.columns:
+        ok = table["status"] == _OK
+        if not ok.all():
+            dropped = table.loc[~ok, "status"]
+            logger.warning(
+                "%s: dropped %d of %d rows whose status is not %r (%s)",
+                fn, len(dropped), len(table), _OK, _status_summary(dropped),
+            )
+        data = table.loc[ok]
+        if data.empty:
+            what = f"the table has {len(table)} rows"
+            if len(table):
+                what += f" ({_status_summary(table['status'])})"
+            raise ValueError(
+                f"{fn}: no rows with status {_OK!r} to plot; {what}; available columns: {_columns_list(table)}"
+            )
+    elif data.empty:
+        raise ValueError(f"{fn}: the results table has no rows; available columns: {_columns_list(table)}")
+    data = data.copy()
+    for col in dict.fromkeys(numeric):
+        raw = data[col]
+        converted = pd.to_numeric(raw, errors="coerce")
+        bad = converted.isna() & raw.notna()
+        if bad.any():
+            raise ValueError(
+                f"{fn}: column {col!r} holds non-numeric values (e.g. {raw[bad].iloc[0]!r}); expected numbers"
+            )
+        data[col] = converted.astype(float)
+    nonnull = list(dict.fromkeys(nonnull))
+    missing = data[nonnull].isna().any(axis=1)
+    if missing.any():
+        logger.warning(
+            "%s: dropped %d rows with status %r but no value in column(s) %s",
+            fn, int(missing.sum()), _OK, ", ".join(repr(c) for c in nonnull if data[c].isna().any()),
+        )
+        data = data.loc[~missing]
+        if data.empty:
+            raise ValueError(
+                f"{fn}: no row with status {_OK!r} has a value in all of {nonnull}; nothing to plot"
+            )
+    return data
+
+
+def _x_positions(data: pd.DataFrame, x: str, fn: str, logx: bool) -> tuple[pd.Series, list | None]:
+    """Numeric x values, or positions 0..k-1 plus tick labels when the x column holds text."""
+    try:
+        return pd.to_numeric(data[x]).astype(float), None
+    except (ValueError, TypeError):
+        pass
+    if logx:
+        raise ValueError(f"{fn}: logx=True but column {x!r} holds non-numeric values; expected numbers")
+    categories = _ordered(data[x])
+    positions = data[x].map({value: i for i, value in enumerate(categories)}).astype(float)
+    return positions, categories
+
+
+def _check_ci(ci: float | None, fn: str) -> None:
+    if ci is not None and not 0.0 < ci < 1.0:
+        raise ValueError(f"{fn}: ci = {ci!r}; expected a confidence level in (0, 1) or None")
+
+
+def _t_halfwidth(std: np.ndarray, n: np.ndarray, ci: float) -> np.ndarray:
+    """Half-width of the Student-t interval of a mean; NaN where fewer than two values."""
+    std, n = np.asarray(std, dtype=float), np.asarray(n, dtype=float)
+    half = np.full(n.shape, np.nan)
+    enough = n >= 2
+    half[enough] = stats.t.ppf((1.0 + ci) / 2.0, n[enough] - 1) * std[enough] / np.sqrt(n[enough])
+    return half
+
+
+def _mean_line(ax: Axes, frame: pd.DataFrame, value: str, ci: float | None, label: str) -> None:
+    """Mean of `value` at each `_x` position, with markers and (when ci is given) a t-band."""
+    summary = frame.groupby("_x", sort=True)[value].agg(["mean", "std", "count"])
+    xs = summary.index.to_numpy(dtype=float)
+    means = summary["mean"].to_numpy()
+    (line,) = ax.plot(xs, means, marker="o", label=label)
+    if ci is not None:
+        half = _t_halfwidth(summary["std"].to_numpy(), summary["count"].to_numpy(), ci)
+        if np.isfinite(half).any():
+            ax.fill_between(xs, means - half, means + half, color=line.get_color(), alpha=0.2, linewidth=0)
+
+
+def _finish(ax: Axes, *, title: str | None, xlabel: str | None, ylabel: str | None) -> None:
+    if title is not None:
+        ax.set_title(title)
+    if xlabel is not None:
+        ax.set_xlabel(xlabel)
+    if ylabel is not None:
+        ax.set_ylabel(ylabel)
+
+
+def _set_categories(ax: Axes, categories: list | None) -> None:
+    if categories is not None:
+        ax.set_xticks(range(len(categories)), [f"{value}" for value in categories])
+
+
+# --------------------------------------------------------------------------------------------
+# plots
+# --------------------------------------------------------------------------------------------
+
+
+def line_plot(
+    table: pd.DataFrame,
+    x: str,
+    y: str,
+    *,
+    hue: str | None = "policy",
+    ci: float | None = 0.95,
+    ax: Axes | None = None,
+    logx: bool = False,
+    logy: bool = False,
+    title: str | None = None,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
+) -> Figure:
+    """Mean of a metric against a parameter, one line per policy, with a confidence band.
+
+    At each value of `x` the line passes through the mean of `y` over all rows there (the seeds,
+    and any other parameter values not on the plot).  The shaded band is the Student-t interval of
+    that mean, ``t.ppf((1 + ci) / 2, n - 1) * std(ddof=1) / sqrt(n)``; points with fewer than two
+    rows get no band.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The tidy results table (see the module docstring); only rows with status ``"ok"`` are used.
+    x : str
+        Column on the horizontal axis (a parameter).  Text values are placed evenly in sorted order.
+    y : str
+        Numeric column averaged on the vertical axis (a metric).
+    hue : str or None, default "policy"
+        Column whose values get one line each; None draws a single line over all rows.
+    ci : float or None, default 0.95
+        Confidence level of the band; None draws no band.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw into; by default a new Figure with one Axes is made.
+    logx, logy : bool, default False
+        Logarithmic axes.
+    title, xlabel, ylabel : str, optional
+        Axes title and labels; the labels default to the column names.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The new figure, or the figure holding `ax`.
+
+    Raises
+    ------
+    ValueError
+        If a named column is missing, no row has status ``"ok"`` and values in `x`, `y` and `hue`,
+        `y` is not numeric, or `ci` is not in (0, 1).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"load": [0.5, 0.5, 0.9, 0.9], "seed": [0, 1, 0, 1],
+    ...                       "policy": "fifo", "status": "ok", "delay": [1.0, 3.0, 5.0, 7.0]})
+    >>> fig = line_plot(table, "load", "delay", ci=None)
+    >>> fig.axes[0].get_lines()[0].get_ydata().tolist()
+    [2.0, 6.0]
+    """
+    fn = "line_plot"
+    _check_ci(ci, fn)
+    columns = [("x", x), ("y", y)] + ([("hue", hue)] if hue is not None else [])
+    keys = [x] + ([hue] if hue is not None else [])
+    data = _prepare(table, fn, columns, numeric=[y], nonnull=[*keys, y])
+    data["_x"], categories = _x_positions(data, x, fn, logx)
+    fig, ax = _axes(ax)
+    if hue is None:
+        _mean_line(ax, data, y, ci, label=y)
+    else:
+        for value in _ordered(data[hue]):
+            _mean_line(ax, data.loc[data[hue] == value], y, ci, label=f"{value}")
+        ax.legend(title=hue)
+    _set_categories(ax, categories)
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    _finish(ax, title=title, xlabel=x if xlabel is None else xlabel, ylabel=y if ylabel is None else ylabel)
+    return fig
+
+
+def normalized_bars(
+    table: pd.DataFrame,
+    y: str,
+    *,
+    baseline: str,
+    by: str = "policy",
+    group: str | None = None,
+    ax: Axes | None = None,
+    title: str | None = None,
+    ylabel: str | None = None,
+) -> Figure:
+    """Grouped bars of each policy's mean metric divided by the baseline policy's mean.
+
+    Within each cluster (one per value of `group`, or a single cluster), the bar of a `by` value is
+    ``mean(y of that value) / mean(y of the baseline)`` over the cluster's rows, so the baseline's
+    bars are exactly 1; a dashed line marks 1.  A `by` value with no rows in a cluster gets no bar
+    there.  No error bars are drawn.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The tidy results table (see the module docstring); only rows with status ``"ok"`` are used.
+    y : str
+        Numeric column to average (a metric).
+    baseline : str
+        The value of `by` everything is divided by (e.g. ``"fifo"``).
+    by : str, default "policy"
+        Column whose values get one bar each per cluster.
+    group : str, optional
+        Column whose values make the clusters of bars (e.g. a parameter); by default one cluster.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw into; by default a new Figure with one Axes is made.
+    title, ylabel : str, optional
+        Axes title and y label (default ``"<y> relative to <baseline>"``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The new figure, or the figure holding `ax`.
+
+    Raises
+    ------
+    ValueError
+        If a named column is missing, no row has status ``"ok"``, `y` is not numeric, the baseline
+        has no rows (in the table, or in one cluster, which is named) or its mean there is 0.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"policy": ["fifo", "fifo", "gadget", "gadget"], "seed": [0, 1, 0, 1],
+    ...                       "status": "ok", "makespan": [10.0, 30.0, 10.0, 10.0]})
+    >>> fig = normalized_bars(table, "makespan", baseline="fifo")
+    >>> [float(bar.get_height()) for bar in fig.axes[0].patches]
+    [1.0, 0.5]
+    """
+    fn = "normalized_bars"
+    columns = [("y", y), ("by", by)] + ([("group", group)] if group is not None else [])
+    keys = [by] + ([group] if group is not None else [])
+    data = _prepare(table, fn, columns, numeric=[y], nonnull=[*keys, y])
+    members = _ordered(data[by])
+    if baseline not in members:
+        raise ValueError(
+            f"{fn}: baseline = {baseline!r} not found in column {by!r} among rows with status {_OK!r}; "
+            f"values present: {', '.join(f'{m}' for m in members)}"
+        )
+    clusters = _ordered(data[group]) if group is not None else [None]
+    heights = {member: [np.nan] * len(clusters) for member in members}
+    for i, cluster in enumerate(clusters):
+        rows = data if group is None else data.loc[data[group] == cluster]
+        means = rows.groupby(by, sort=True)[y].mean()
+        where = "" if group is None else f" in group {group} = {cluster!r}"
+        if baseline not in means.index:
+            raise ValueError(
+                f"{fn}: baseline = {baseline!r} has no rows with status {_OK!r}{where}; "
+                f"{by} values there: {', '.join(f'{m}' for m in _ordered(rows[by]))}"
+            )
+        base = means[baseline]
+        if base == 0 or not np.isfinite(base):
+            raise ValueError(f"{fn}: mean {y} of baseline {baseline!r} is {base!r}{where}; cannot divide by it")
+        for member, mean in means.items():
+            heights[member][i] = float(mean / base)
+    fig, ax = _axes(ax)
+    width = 0.8 / len(members)
+    centers = []
+    for j, member in enumerate(members):
+        offset = (j - (len(members) - 1) / 2) * width
+        shown = [i for i, h in enumerate(heights[member]) if np.isfinite(h)]
+        positions = [i + offset for i in shown]
+        ax.bar(positions, [heights[member][i] for i in shown], width, label=f"{member}")
+        centers.append(offset)
+    ax.axhline(1.0, color="black", linestyle="--", linewidth=0.8)
+    if group is None:
+        ax.set_xticks(centers, [f"{member}" for member in members])
+        ax.set_xlabel(by)
+    else:
+        ax.set_xticks(range(len(clusters)), [f"{cluster}" for cluster in clusters])
+        ax.set_xlabel(group)
+        ax.legend(title=by)
+    _finish(ax, title=title, xlabel=None, ylabel=f"{y} relative to {baseline}" if ylabel is None else ylabel)
+    return fig
+
+
+def cdf_plot(
+    table: pd.DataFrame,
+    y: str,
+    *,
+    hue: str | None = "policy",
+    ax: Axes | None = None,
+    title: str | None = None,
+    xlabel: str | None = None,
+) -> Figure:
+    """Empirical cumulative distribution of a metric, one step line per policy.
+
+    The line of a `hue` value with ``n`` rows starts at 0 at its smallest value and rises by
+    ``1 / n`` at every value (``where="post"`` steps), reaching 1 at its largest.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The tidy results table (see the module docstring); only rows with status ``"ok"`` are used.
+    y : str
+        Numeric column whose distribution is drawn (a metric).
+    hue : str or None, default "policy"
+        Column whose values get one line each; None draws a single line over all rows.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw into; by default a new Figure with one Axes is made.
+    title, xlabel : str, optional
+        Axes title and x label (default: `y`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The new figure, or the figure holding `ax`.
+
+    Raises
+    ------
+    ValueError
+        If a named column is missing, no row has status ``"ok"`` and a value in `y`, or `y` is not
+        numeric.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"policy": "fifo", "status": "ok", "delay": [3.0, 1.0, 2.0, 4.0]})
+    >>> line = cdf_plot(table, "delay").axes[0].get_lines()[0]
+    >>> line.get_xdata().tolist(), line.get_ydata().tolist()
+    ([1.0, 1.0, 2.0, 3.0, 4.0], [0.0, 0.25, 0.5, 0.75, 1.0])
+    """
+    fn = "cdf_plot"
+    columns = [("y", y)] + ([("hue", hue)] if hue is not None else [])
+    data = _prepare(table, fn, columns, numeric=[y], nonnull=[y] + ([hue] if hue is not None else []))
+    fig, ax = _axes(ax)
+    parts = [(y, data)] if hue is None else [(f"{v}", data.loc[data[hue] == v]) for v in _ordered(data[hue])]
+    for label, part in parts:
+        values = np.sort(part[y].to_numpy())
+        fractions = np.arange(1, len(values) + 1) / len(values)
+        ax.step(np.r_[values[0], values], np.r_[0.0, fractions], where="post", label=label)
+    if hue is not None:
+        ax.legend(title=hue)
+    ax.set_ylim(-0.02, 1.02)
+    _finish(ax, title=title, xlabel=y if xlabel is None else xlabel, ylabel="fraction of runs")
+    return fig
+
+
+def _describe_key(key: dict, x: str, shown: Sequence[str]) -> str:
+    return ", ".join(f"{col} = {key[col]!r}" for col in dict.fromkeys([x, "seed", *shown]))
+
+
+def _status_of(table: pd.DataFrame, key: dict, by: str, member: str) -> str:
+    """Why a row is missing from the ok rows: the status of a matching row in the full table."""
+    mask = table[by] == member
+    for col, value in key.items():
+        mask &= table[col] == value
+    if not mask.any():
+        return "there is no such row"
+    if "status" in table.columns:
+        statuses = sorted({f"{s}" for s in table.loc[mask, "status"]})
+        if statuses != [_OK]:
+            return f"its row has status {', '.join(repr(s) for s in statuses)}"
+    return "its row has no value"
+
+
+def ratio_plot(
+    table: pd.DataFrame,
+    x: str,
+    y: str,
+    *,
+    numerator: str | Sequence[str],
+    denominator: str,
+    by: str = "policy",
+    ci: float | None = 0.95,
+    ax: Axes | None = None,
+    title: str | None = None,
+    ylabel: str | None = None,
+    logx: bool = False,
+    on: Sequence[str] | None = None,
+) -> Figure:
+    """Paired ratio of a metric between two policies against a parameter, mean with a t-band.
+
+    Every row of the numerator policy is paired with the row of the denominator policy of the same
+    cell (same parameters and seed), giving one ratio ``y[numerator] / y[denominator]`` per cell;
+    the line passes through the mean ratio at each `x` and the band is the Student-t interval of
+    that mean over the ratios there (normally one per seed; no band with fewer than two).
+    A dashed line marks 1.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The tidy results table (see the module docstring); only rows with status ``"ok"`` are used.
+    x : str
+        Column on the horizontal axis (a parameter).
+    y : str
+        Numeric column whose ratio is taken (a metric).
+    numerator : str or sequence of str
+        Value(s) of `by` on top of the ratio; one line each.
+    denominator : str
+        Value of `by` below the ratio.
+    by : str, default "policy"
+        Column holding the policies.
+    ci : float or None, default 0.95
+        Confidence level of the band; None draws no band.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw into; by default a new Figure with one Axes is made.
+    title, ylabel : str, optional
+        Axes title and y label (default ``"<y> relative to <denominator>"``).
+    logx : bool, default False
+        Logarithmic x axis.
+    on : sequence of str, optional
+        Columns that identify a cell apart from its policy, used to pair rows.  By default `x`,
+        ``"seed"`` and whichever of ``"experiment"``, ``"code_version"`` and ``"cell_seed"`` the
+        table has: ``cell_seed`` is derived from all parameters and the replicate seed and is the
+        same for every policy, so it stands in for the parameter columns.  Pass the parameter
+        columns explicitly for a table without it.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The new figure, or the figure holding `ax`.
+
+    Raises
+    ------
+    ValueError
+        If a named column is missing, no row has status ``"ok"``, `y` is not numeric, a policy has
+        no rows, two rows of one policy share a pairing key, a row has no partner (the message
+        names the `x` value and seed), a denominator is 0, or `ci` is not in (0, 1).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"n_jobs": [4, 4, 4, 4], "seed": [0, 0, 1, 1],
+    ...                       "policy": ["fifo", "gadget"] * 2, "status": "ok",
+    ...                       "makespan": [10.0, 5.0, 10.0, 7.0]})
+    >>> fig = ratio_plot(table, "n_jobs", "makespan", numerator="gadget", denominator="fifo")
+    >>> fig.axes[0].get_lines()[0].get_ydata().tolist()
+    [0.6]
+    """
+    fn = "ratio_plot"
+    _check_ci(ci, fn)
+    numerators = [numerator] if isinstance(numerator, str) else list(numerator)
+    if not numerators:
+        raise ValueError(f"{fn}: numerator is empty; expected a {by} value or a list of them")
+    if on is None:
+        keys = list(dict.fromkeys([x, "seed", *(c for c in _CELL_ID_COLUMNS if c in table.columns)]))
+        shown: list[str] = []
+    else:
+        keys = list(dict.fromkeys([x, "seed", *on]))
+        shown = [c for c in keys if c not in _CELL_ID_COLUMNS]
+    columns = [("x", x), ("y", y), ("by", by)] + [("on", c) for c in keys if c != x]
+    data = _prepare(table, fn, columns, numeric=[y], nonnull=[x, by, y])
+    present = _ordered(data[by])
+    for role, member in [("numerator", m) for m in numerators] + [("denominator", denominator)]:
+        if member not in present:
+            raise ValueError(
+                f"{fn}: {role} = {member!r} has no rows with status {_OK!r} in column {by!r}; "
+                f"values present: {', '.join(f'{m}' for m in present)}"
+            )
+    involved = data.loc[data[by].isin([*numerators, denominator])]
+    duplicated = involved.duplicated(subset=[*keys, by], keep=False)
+    if duplicated.any():
+        first = involved.loc[duplicated].iloc[0]
+        raise ValueError(
+            f"{fn}: {int(duplicated.sum())} rows share a pairing key, e.g. {by} = {first[by]!r} at "
+            f"{', '.join(f'{c} = {first[c]!r}' for c in keys)}; pass on=[...] naming the parameter columns "
+            "that tell the cells apart"
+        )
+    data["_x"], categories = _x_positions(data, x, fn, logx)
+    below = data.loc[data[by] == denominator, [*keys, "_x", y]]
+    fig, ax = _axes(ax)
+    for member in numerators:
+        above = data.loc[data[by] == member, [*keys, y]]
+        paired = above.merge(below, on=keys, how="outer", suffixes=("_num", "_den"), indicator=True)
+        unpaired = paired.loc[paired["_merge"] != "both"]
+        if not unpaired.empty:
+            row = unpaired.iloc[0]
+            lacking = denominator if row["_merge"] == "left_only" else member
+            key = {c: row[c] for c in keys}
+            raise ValueError(
+                f"{fn}: no row of {by} = {lacking!r} with status {_OK!r} to pair with at "
+                f"{_describe_key(key, x, shown)} ({_status_of(table, key, by, lacking)}); "
+                f"{len(unpaired)} pairing(s) missing for {member!r} / {denominator!r}, pairing on {keys}"
+            )
+        zero = paired[f"{y}_den"] == 0
+        if zero.any():
+            key = {c: paired.loc[zero, c].iloc[0] for c in keys}
+            raise ValueError(
+                f"{fn}: {y} of denominator {denominator!r} is 0 at {_describe_key(key, x, shown)}; "
+                "cannot divide by it"
+            )
+        paired["_ratio"] = paired[f"{y}_num"] / paired[f"{y}_den"]
+        _mean_line(ax, paired, "_ratio", ci, label=f"{member} / {denominator}")
+    ax.axhline(1.0, color="black", linestyle="--", linewidth=0.8)
+    _set_categories(ax, categories)
+    if logx:
+        ax.set_xscale("log")
+    ax.legend()
+    _finish(ax, title=title, xlabel=x, ylabel=f"{y} relative to {denominator}" if ylabel is None else ylabel)
+    return fig
+
+
+# --------------------------------------------------------------------------------------------
+# saving
+# --------------------------------------------------------------------------------------------
+
+
+def save_figure(
+    fig: Figure,
+    path: str | os.PathLike,
+    *,
+    formats: Sequence[str] = ("png", "svg"),
+    dpi: int = 150,
+) -> list[Path]:
+    """Write a figure in one or more formats, byte-identically every time.
+
+    The files carry no date and no software version, SVG element ids are derived from the content
+    with a fixed salt and text is drawn as paths, so saving the same figure again (in this process
+    or another, with the same matplotlib and fonts) gives the same bytes.  Each file is written to
+    a temporary file in the target directory and then renamed over the target, so a reader never
+    sees a half-written file.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure, e.g. from :func:`line_plot`.
+    path : str or os.PathLike
+        Stem of the files: ``results/fig4`` writes ``results/fig4.png`` and ``results/fig4.svg``.
+        A suffix naming one of the formats (``results/fig4.png``) is replaced; any other suffix is
+        kept as part of the stem (``load0.5`` gives ``load0.5.png``).  Missing directories are made.
+    formats : sequence of str, default ("png", "svg")
+        Any of ``"png"``, ``"svg"``, ``"pdf"``.
+    dpi : int, default 150
+        Resolution of raster output.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written, in the order of `formats`.
+
+    Raises
+    ------
+    ValueError
+        If a format is unknown or `formats` is empty.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"policy": "fifo", "status": "ok", "delay": [3.0, 1.0, 2.0]})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     paths = save_figure(cdf_plot(table, "delay"), Path(tmp) / "delay_cdf", formats=["svg"])
+    ...     [p.name for p in paths]
+    ['delay_cdf.svg']
+    """
+    if isinstance(formats, str):
+        formats = [formats]
+    wanted = list(dict.fromkeys(str(f).lower().lstrip(".") for f in formats))
+    unknown = [f for f in wanted if f not in _SAVE_OPTIONS]
+    if unknown or not wanted:
+        raise ValueError(
+            f"save_figure: formats = {list(formats)!r}; unknown format(s) {unknown or 'none given'}; "
+            f"allowed: {', '.join(FIGURE_FORMATS)}"
+        )
+    stem = Path(path)
+    if stem.suffix.lower().lstrip(".") in _SAVE_OPTIONS:
+        stem = stem.with_suffix("")
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    written = []
+    with matplotlib.rc_context(_SAVE_RC):
+        for fmt in wanted:
+            target = stem.with_name(f"{stem.name}.{fmt}")
+            tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:12]}.tmp")
+            try:
+                with open(tmp, "xb") as fh:
+                    fig.savefig(fh, format=fmt, dpi=dpi, **_SAVE_OPTIONS[fmt])
+                os.replace(tmp, target)
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
+            logger.debug("save_figure: wrote %s", target)
+            written.append(target)
+    return written

@@ -1,0 +1,309 @@
+"""The results store: one SQLite file (stdlib ``sqlite3``, WAL journal), one row per finished cell.
+
+Rows are keyed by (experiment, params, seed, policy, code version) and written by the process
+driving the sweep the moment a cell's result arrives, each in its own transaction with
+``synchronous=FULL``: killing the sweep at any moment, ``kill -9`` included, loses at most the
+cells still running, and a re-run with ``resume=True`` skips what is stored.  Many readers may
+open the file while a sweep writes it (WAL).
+
+The tidy table (:meth:`ResultsStore.table`) has one row per cell with the columns
+``experiment, code_version, <params...>, seed, cell_seed, policy, status, <metrics...>, error``;
+``timing=True`` adds ``seconds, worker, finished_at`` and the metrics ending in ``_seconds``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import json
+import logging
+import sqlite3
+from collections.abc import Iterable, Mapping
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from clusteropt.experiments.spec import Cell, Experiment, params_key
+
+__all__ = ["SCHEMA_VERSION", "STATUSES", "ResultsStore", "StoreError", "export_table"]
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+#: Cell outcomes: the function returned metrics / raised / ran past the per-cell time limit.
+STATUSES = ("ok", "failed", "timeout")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS cells (
+    experiment   TEXT    NOT NULL,
+    params       TEXT    NOT NULL,
+    seed         INTEGER NOT NULL,
+    policy       TEXT    NOT NULL,
+    code_version TEXT    NOT NULL,
+    cell_seed    INTEGER NOT NULL,
+    status       TEXT    NOT NULL CHECK (status IN ('ok', 'failed', 'timeout')),
+    metrics      TEXT    NOT NULL,
+    error        TEXT    NOT NULL DEFAULT '',
+    traceback    TEXT    NOT NULL DEFAULT '',
+    seconds      REAL,
+    worker       TEXT    NOT NULL DEFAULT '',
+    finished_at  TEXT    NOT NULL,
+    PRIMARY KEY (experiment, params, seed, policy, code_version)
+);
+"""
+
+
+class StoreError(RuntimeError):
+    """The file is not a results store this version can read."""
+
+
+class ResultsStore:
+    """An open results store.  Use as a context manager or call :meth:`close`.
+
+    Parameters
+    ----------
+    path : str or Path
+        The SQLite file; created (with its parent directory) if missing.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> with ResultsStore(pathlib.Path(tempfile.mkdtemp()) / "r.sqlite") as store:
+    ...     store.count("nothing")
+    0
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+        try:
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=FULL")
+            version = self._conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"{self.path}: results store schema version {version}; this clusteropt reads "
+                    f"up to {SCHEMA_VERSION} (upgrade clusteropt)"
+                )
+            self._conn.executescript(_SCHEMA)
+            if version < SCHEMA_VERSION:
+                self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            raise StoreError(f"{self.path} is not a clusteropt results store ({exc})") from None
+
+    def __enter__(self) -> ResultsStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection (the data is already on disk)."""
+        self._conn.close()
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def record(
+        self, experiment: str, code_version: str, cell: Cell, outcome: Mapping[str, Any]
+    ) -> None:
+        """Write one finished cell in its own transaction (replacing an earlier row of the key).
+
+        ``outcome`` has ``status`` (one of :data:`STATUSES`), ``metrics`` (dict), and optionally
+        ``error``, ``traceback``, ``seconds``, ``worker``.
+        """
+        status = outcome["status"]
+        if status not in STATUSES:
+            raise ValueError(f"outcome status = {status!r}; expected one of {', '.join(STATUSES)}")
+        row = (
+            experiment, params_key(cell.params), cell.seed, cell.policy, code_version, cell.cell_seed,
+            status, json.dumps(dict(outcome.get("metrics") or {})), str(outcome.get("error", "")),
+            str(outcome.get("traceback", "")), outcome.get("seconds"), str(outcome.get("worker", "")),
+            _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds"),
+        )
+        with self._transaction():
+            self._conn.execute(
+                "INSERT OR REPLACE INTO cells (experiment, params, seed, policy, code_version, cell_seed, "
+                "status, metrics, error, traceback, seconds, worker, finished_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                row,
+            )
+
+    @contextlib.contextmanager
+    def _transaction(self):
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def finished(
+        self, experiment: str, code_version: str, statuses: Iterable[str] = STATUSES
+    ) -> set[tuple[str, int, str]]:
+        """Keys ``(params JSON, seed, policy)`` stored for this experiment and code version."""
+        statuses = tuple(statuses)
+        marks = ", ".join("?" * len(statuses))
+        rows = self._conn.execute(
+            f"SELECT params, seed, policy FROM cells WHERE experiment = ? AND code_version = ? "
+            f"AND status IN ({marks})",
+            (experiment, code_version, *statuses),
+        )
+        return {(p, int(s), pol) for p, s, pol in rows}
+
+    def count(self, experiment: str | None = None) -> int:
+        """Number of stored cells (of one experiment, or all)."""
+        if experiment is None:
+            return self._conn.execute("SELECT COUNT(*) FROM cells").fetchone()[0]
+        return self._conn.execute(
+            "SELECT COUNT(*) FROM cells WHERE experiment = ?", (experiment,)
+        ).fetchone()[0]
+
+    def versions(self, experiment: str) -> pd.DataFrame:
+        """Code versions stored for ``experiment``: cells and last finish time, newest first."""
+        return pd.read_sql_query(
+            "SELECT code_version, COUNT(*) AS cells, MAX(finished_at) AS last_finished FROM cells "
+            "WHERE experiment = ? GROUP BY code_version ORDER BY last_finished DESC",
+            self._conn, params=(experiment,),
+        )
+
+    def experiments(self) -> pd.DataFrame:
+        """Every (experiment, code version) in the store with its counts by status."""
+        return pd.read_sql_query(
+            "SELECT experiment, code_version, COUNT(*) AS cells, "
+            "SUM(status = 'ok') AS ok, SUM(status = 'failed') AS failed, "
+            "SUM(status = 'timeout') AS timeout, MAX(finished_at) AS last_finished "
+            "FROM cells GROUP BY experiment, code_version ORDER BY experiment, last_finished",
+            self._conn,
+        )
+
+    def resolve_version(self, experiment: str, code_version: str | None = None) -> str | None:
+        """``code_version`` if given, else the newest stored one (logging the others)."""
+        if code_version is not None:
+            return code_version
+        versions = self.versions(experiment)
+        if versions.empty:
+            return None
+        if len(versions) > 1:
+            log.warning(
+                "store %s holds %s under %d code versions; using the newest, %s (others: %s)",
+                self.path, experiment, len(versions), versions.code_version[0],
+                ", ".join(versions.code_version[1:]),
+            )
+        return str(versions.code_version[0])
+
+    def table(
+        self,
+        spec: Experiment | str,
+        *,
+        code_version: str | None = None,
+        timing: bool = False,
+        cells: Iterable[Cell] | None = None,
+    ) -> pd.DataFrame:
+        """The tidy results table of ``spec``.
+
+        Parameters
+        ----------
+        spec : Experiment or str
+            An experiment (its cells, in its order, that are stored) or a name (every stored
+            cell of that name, ordered by key).
+        code_version : str, optional
+            Default: the newest version stored for the experiment.
+        timing : bool
+            Add ``seconds``, ``worker``, ``finished_at`` and the ``*_seconds`` metrics; without
+            them the table is a pure function of the code, the spec and the seeds.
+        cells : iterable of Cell, optional
+            Restrict to these cells (default: all of ``spec``'s).
+        """
+        name = spec if isinstance(spec, str) else spec.name
+        version = self.resolve_version(name, code_version)
+        raw = self._conn.execute(
+            "SELECT params, seed, policy, code_version, cell_seed, status, metrics, error, seconds, "
+            "worker, finished_at FROM cells WHERE experiment = ? AND code_version = ? "
+            "ORDER BY params, seed, policy",
+            (name, version),
+        ).fetchall()
+        by_key = {(r[0], int(r[1]), r[2]): r for r in raw}
+        if isinstance(spec, str):
+            keys = list(by_key)
+        else:
+            keys = [c.key for c in (spec.cells() if cells is None else cells)]
+        rows, metric_names = [], {}
+        param_names = {} if isinstance(spec, str) else dict.fromkeys(spec.grid)
+        for key in keys:
+            r = by_key.get(key)
+            if r is None:
+                continue
+            params, metrics = json.loads(r[0]), json.loads(r[6])
+            param_names.update(dict.fromkeys(params))
+            metric_names.update(dict.fromkeys(metrics))
+            rows.append((params, r, metrics))
+        metric_cols = [m for m in metric_names if timing or not m.endswith("_seconds")]
+        columns = ["experiment", "code_version", *param_names, "seed", "cell_seed", "policy", "status",
+                   *metric_cols, "error"]
+        if timing:
+            columns += ["seconds", "worker", "finished_at"]
+        records = []
+        for params, r, metrics in rows:
+            rec = {"experiment": name, "code_version": r[3], **params, "seed": int(r[1]),
+                   "cell_seed": int(r[4]), "policy": r[2], "status": r[5], "error": r[7]}
+            rec.update({m: metrics.get(m) for m in metric_cols})
+            if timing:
+                rec.update({"seconds": r[8], "worker": r[9], "finished_at": r[10]})
+            records.append(rec)
+        return pd.DataFrame.from_records(records, columns=columns)
+
+    def failures(self, experiment: str, code_version: str | None = None) -> pd.DataFrame:
+        """Failed and timed-out cells with their error text and traceback."""
+        version = self.resolve_version(experiment, code_version)
+        return pd.read_sql_query(
+            "SELECT params, seed, policy, status, error, traceback, seconds FROM cells "
+            "WHERE experiment = ? AND code_version = ? AND status != 'ok' ORDER BY params, seed, policy",
+            self._conn, params=(experiment, version),
+        )
+
+
+def export_table(table: pd.DataFrame, path: str | Path) -> Path:
+    """Write ``table`` by the file's suffix: ``.csv``, ``.parquet`` (needs pyarrow) or ``.md``.
+
+    The file is written whole to a temporary name and then renamed, so a failed export leaves
+    an earlier file intact.
+
+    Raises
+    ------
+    ValueError
+        For another suffix.
+    ImportError
+        For ``.parquet`` when pyarrow is not installed (the message says how to get it).
+    """
+    from clusteropt.experiments.report import markdown_table
+    from clusteropt.instances.base import write_text_atomic
+
+    path = Path(path)
+    suffix = path.suffix.lower()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if suffix == ".csv":
+        write_text_atomic(path, table.to_csv(index=False, lineterminator="\n"))
+    elif suffix == ".md":
+        write_text_atomic(path, markdown_table(table))
+    elif suffix == ".parquet":
+        if find_spec("pyarrow") is None:
+            raise ImportError(
+                f"cannot write {path}: Parquet export needs pyarrow, which is not installed here "
+                "(pip install 'clusteropt[parquet]' or pip install pyarrow); CSV and Markdown need nothing"
+            )
+        tmp = path.with_name(f".{path.name}.tmp")
+        try:
+            table.to_parquet(tmp, index=False, engine="pyarrow")
+            tmp.replace(path)
+        finally:
+            tmp.unlink(missing_ok=True)
+    else:
+        raise ValueError(f"cannot export to {path}: suffix {path.suffix!r}; expected .csv, .parquet or .md")
+    return path

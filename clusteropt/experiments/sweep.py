@@ -1,0 +1,252 @@
+"""``run_sweep``: run an experiment's cells on this machine (joblib) or a Dask cluster.
+
+The process calling :func:`run_sweep` is the only one that writes the results store: it hands
+cells to workers, and records each outcome the moment it comes back (see
+:mod:`clusteropt.experiments.store`).  Workers run cells in cell processes
+(:mod:`clusteropt.experiments.runner`), so a cell can be stopped at its time limit and solvers
+run single-threaded.  Results depend on neither the backend nor the worker count: every cell's
+seed is fixed by the spec (:func:`clusteropt.experiments.spec.cell_seed`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from clusteropt.experiments.spec import Cell, Experiment, code_version, get_experiment
+from clusteropt.experiments.store import ResultsStore
+
+__all__ = ["DEFAULT_STORE", "run_sweep"]
+
+log = logging.getLogger(__name__)
+
+#: The store used when none is given.
+DEFAULT_STORE = "experiments.sqlite"
+BACKENDS = ("joblib", "dask")
+
+
+def _tasks(spec: Experiment, cells: list[Cell], timeout: float | None) -> list[dict[str, Any]]:
+    path = list(sys.path)
+    return [
+        {"function": spec.function, "params": dict(c.params), "seed": c.cell_seed, "policy": c.policy,
+         "timeout": timeout, "sys_path": path, "index": i}
+        for i, c in enumerate(cells)
+    ]
+
+
+def _indexed(task: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    from clusteropt.experiments.runner import execute_cell
+
+    return task["index"], execute_cell(task)
+
+
+def _run_joblib(tasks: list[dict[str, Any]], n_jobs: int) -> Iterator[tuple[int, dict[str, Any]]]:
+    if n_jobs == 1:  # in this process (its cell process does the work): no pool to start
+        yield from map(_indexed, tasks)
+        return
+    from joblib import Parallel, delayed
+
+    parallel = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered", batch_size=1,
+                        pre_dispatch="2*n_jobs")
+    yield from parallel(delayed(_indexed)(t) for t in tasks)
+
+
+def _run_dask(tasks: list[dict[str, Any]], n_jobs: int, scheduler: Any) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise ImportError(
+            "the dask backend needs dask.distributed, which is not installed here "
+            "(pip install 'clusteropt[dask]')"
+        ) from None
+    owned: list[Any] = []
+    if isinstance(scheduler, Client):
+        client = scheduler
+    elif scheduler is None:
+        cluster = LocalCluster(n_workers=n_jobs, threads_per_worker=1, host="127.0.0.1",
+                               dashboard_address=None, processes=True)
+        owned.append(cluster)
+        client = Client(cluster)
+        owned.insert(0, client)
+    elif isinstance(scheduler, str):
+        client = Client(scheduler, timeout="30s")
+        owned.append(client)
+    else:
+        raise TypeError(
+            f"scheduler = {scheduler!r}; expected an address such as 'tcp://host:8786', a "
+            "distributed.Client, or None for a local cluster"
+        )
+    try:
+        futures = client.map(_indexed, tasks, pure=False)
+        for future in as_completed(futures):
+            yield future.result()
+    finally:
+        for thing in owned:
+            thing.close()
+
+
+class _Progress:
+    """A progress bar on a terminal, a log line per cell otherwise."""
+
+    def __init__(self, name: str, total: int, enabled: bool) -> None:
+        self.name, self.total, self.done = name, total, 0
+        self.bar = None
+        if enabled and total and sys.stderr.isatty():
+            import click
+
+            self.bar = click.progressbar(length=total, label=name, file=sys.stderr,
+                                         show_pos=True, show_eta=True)
+            self.bar.__enter__()
+        self.level = logging.INFO if enabled else logging.DEBUG
+
+    def update(self, cell: Cell, outcome: dict[str, Any]) -> None:
+        self.done += 1
+        if self.bar is not None:
+            self.bar.update(1)
+            if outcome["status"] != "ok":
+                log.warning("%s %s: %s", self.name, _describe(cell), outcome.get("error", ""))
+            return
+        log.log(
+            logging.WARNING if outcome["status"] != "ok" else self.level,
+            "%s [%d/%d] %s: %s (%.2f s)%s", self.name, self.done, self.total, _describe(cell),
+            outcome["status"], outcome.get("seconds") or 0.0,
+            f" {outcome.get('error', '')}" if outcome["status"] != "ok" else "",
+        )
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+
+
+def _describe(cell: Cell) -> str:
+    params = " ".join(f"{k}={v}" for k, v in cell.params.items())
+    return f"{params} seed={cell.seed} policy={cell.policy}"
+
+
+def run_sweep(
+    spec: Experiment | str,
+    *,
+    n_jobs: int = 1,
+    backend: str | None = None,
+    scheduler: Any = None,
+    store: str | Path | ResultsStore = DEFAULT_STORE,
+    resume: bool = True,
+    progress: bool = True,
+    quick: bool = False,
+    timeout: float | None = None,
+    retry: Iterable[str] = (),
+    version: str | None = None,
+) -> pd.DataFrame:
+    """Run every cell of ``spec`` not yet in ``store``; return the experiment's results table.
+
+    Parameters
+    ----------
+    spec : Experiment or str
+        The experiment or its registered name.
+    n_jobs : int
+        Worker processes on this machine (``-1``: one per core).  With a ``scheduler`` the
+        cluster's workers set the parallelism and ``n_jobs`` is not used.
+    backend : {"joblib", "dask"}, optional
+        Default: ``"dask"`` when a ``scheduler`` is given, else ``"joblib"`` (loky processes).
+        ``"dask"`` without a scheduler starts a local cluster of ``n_jobs`` workers on 127.0.0.1.
+    scheduler : str or distributed.Client, optional
+        A Dask scheduler address (``"tcp://host:8786"``) or a connected client.  The workers need
+        clusteropt (and the module defining the cell function) importable.
+    store : path or ResultsStore
+        The results store; each finished cell is written to it at once.
+    resume : bool
+        Skip cells already stored for this code version; ``False`` runs and overwrites them all.
+    progress : bool
+        A progress bar on a terminal, else a log line (INFO) per cell.
+    quick : bool
+        Run the spec's quick variant.
+    timeout : float, optional
+        Per-cell time limit in seconds (default: the spec's); a cell past it is stopped and
+        recorded as ``timeout``.
+    retry : iterable of {"failed", "timeout"}
+        With ``resume``, run stored cells of these statuses again.
+    version : str, optional
+        Code version to key the results by (default :func:`~clusteropt.experiments.spec.code_version`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table of every cell of the spec now in the store (see
+        :meth:`ResultsStore.table`), in the spec's order; failed and timed-out cells included
+        with their ``status`` and ``error``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown experiment, backend or bad ``n_jobs`` / ``timeout``.
+
+    Notes
+    -----
+    A cell that raises, crashes or runs past the time limit is recorded and the sweep goes on.
+    Interrupting the sweep (Ctrl-C, ``kill -9``) loses only the cells then running.
+    """
+    if isinstance(spec, str):
+        spec = get_experiment(spec)
+    if quick:
+        spec = spec.quick_variant()
+    if backend is None:
+        backend = "dask" if scheduler is not None else "joblib"
+    if backend not in BACKENDS:
+        raise ValueError(f"backend = {backend!r}; expected one of {', '.join(BACKENDS)}")
+    if backend == "joblib" and scheduler is not None:
+        raise ValueError("scheduler is given but backend = 'joblib'; a scheduler needs backend='dask'")
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or (n_jobs < 1 and n_jobs != -1):
+        raise ValueError(f"n_jobs = {n_jobs!r}; expected a positive integer or -1 (one per core)")
+    if n_jobs == -1:
+        n_jobs = os.cpu_count() or 1
+    timeout = spec.timeout if timeout is None else timeout
+    if timeout is not None and not (isinstance(timeout, int | float) and timeout > 0):
+        raise ValueError(f"timeout = {timeout!r}; expected a positive number of seconds")
+    retry = tuple(retry)
+    if set(retry) - {"failed", "timeout"}:
+        raise ValueError(f"retry = {retry!r}; expected statuses among 'failed', 'timeout'")
+    version = version or code_version(spec)
+
+    owns_store = not isinstance(store, ResultsStore)
+    db = ResultsStore(store) if owns_store else store
+    try:
+        cells = spec.cells()
+        keep = {"ok", "failed", "timeout"} - set(retry)
+        done = db.finished(spec.name, version, keep) if resume else set()
+        todo = [c for c in cells if c.key not in done]
+        log.info(
+            "%s (%s): %d cells, %d in store %s, %d to run on %s%s", spec.name, spec.variant, len(cells),
+            len(cells) - len(todo), db.path, len(todo), backend,
+            f" at {scheduler}" if isinstance(scheduler, str) else f" with n_jobs={n_jobs}",
+        )
+        start, counts = time.perf_counter(), dict.fromkeys(("ok", "failed", "timeout"), 0)
+        if todo:
+            tasks = _tasks(spec, todo, timeout)
+            stream = (_run_joblib(tasks, n_jobs) if backend == "joblib"
+                      else _run_dask(tasks, n_jobs, scheduler))
+            bar = _Progress(spec.name, len(todo), progress)
+            try:
+                for index, outcome in stream:
+                    db.record(spec.name, version, todo[index], outcome)
+                    counts[outcome["status"]] += 1
+                    bar.update(todo[index], outcome)
+            finally:
+                bar.close()
+                close = getattr(stream, "close", None)
+                if close is not None:
+                    close()
+        log.info(
+            "%s: ran %d cells in %.1f s (%d ok, %d failed, %d timed out)", spec.name, len(todo),
+            time.perf_counter() - start, counts["ok"], counts["failed"], counts["timeout"],
+        )
+        return db.table(spec, code_version=version)
+    finally:
+        if owns_store:
+            db.close()
