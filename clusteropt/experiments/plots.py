@@ -174,9 +174,8 @@ def _prepare(
         converted = pd.to_numeric(raw, errors="coerce")
         bad = converted.isna() & raw.notna()
         if bad.any():
-            raise ValueError(
-                f"{fn}: column {col!r} holds non-numeric values (e.g. {raw[bad].iloc[0]!r}); expected numbers"
-            )
+            example = _plain(raw[bad].iloc[0])
+            raise ValueError(f"{fn}: column {col!r} holds non-numeric values (e.g. {example!r}); expected numbers")
         data[col] = converted.astype(float)
     nonnull = list(dict.fromkeys(nonnull))
     missing = data[nonnull].isna().any(axis=1)
@@ -403,7 +402,7 @@ def normalized_bars(
     for i, cluster in enumerate(clusters):
         rows = data if group is None else data.loc[data[group] == cluster]
         means = rows.groupby(by, sort=True)[y].mean()
-        where = "" if group is None else f" in group {group} = {cluster!r}"
+        where = "" if group is None else f" in group {group} = {_plain(cluster)!r}"
         if baseline not in means.index:
             raise ValueError(
                 f"{fn}: baseline = {baseline!r} has no rows with status {_OK!r}{where}; "
@@ -411,7 +410,9 @@ def normalized_bars(
             )
         base = means[baseline]
         if base == 0 or not np.isfinite(base):
-            raise ValueError(f"{fn}: mean {y} of baseline {baseline!r} is {base!r}{where}; cannot divide by it")
+            raise ValueError(
+                f"{fn}: mean {y} of baseline {baseline!r} is {_plain(base)!r}{where}; cannot divide by it"
+            )
         for member, mean in means.items():
             heights[member][i] = float(mean / base)
     fig, ax = _axes(ax)
@@ -497,8 +498,13 @@ def cdf_plot(
     return fig
 
 
+def _plain(value):
+    """A numpy scalar as the Python scalar it holds, so messages read ``8``, not ``np.int64(8)``."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def _describe_key(key: dict, x: str, shown: Sequence[str]) -> str:
-    return ", ".join(f"{col} = {key[col]!r}" for col in dict.fromkeys([x, "seed", *shown]))
+    return ", ".join(f"{col} = {_plain(key[col])!r}" for col in dict.fromkeys([x, "seed", *shown]))
 
 
 def _status_of(table: pd.DataFrame, key: dict, by: str, member: str) -> str:
@@ -606,17 +612,17 @@ def ratio_plot(
     for role, member in [("numerator", m) for m in numerators] + [("denominator", denominator)]:
         if member not in present:
             raise ValueError(
-                f"{fn}: {role} = {member!r} has no rows with status {_OK!r} in column {by!r}; "
+                f"{fn}: {role} = {_plain(member)!r} has no rows with status {_OK!r} in column {by!r}; "
                 f"values present: {', '.join(f'{m}' for m in present)}"
             )
     involved = data.loc[data[by].isin([*numerators, denominator])]
     duplicated = involved.duplicated(subset=[*keys, by], keep=False)
     if duplicated.any():
         first = involved.loc[duplicated].iloc[0]
+        at = ", ".join(f"{c} = {_plain(first[c])!r}" for c in keys)
         raise ValueError(
-            f"{fn}: {int(duplicated.sum())} rows share a pairing key, e.g. {by} = {first[by]!r} at "
-            f"{', '.join(f'{c} = {first[c]!r}' for c in keys)}; pass on=[...] naming the parameter columns "
-            "that tell the cells apart"
+            f"{fn}: {int(duplicated.sum())} rows share a pairing key, e.g. {by} = {_plain(first[by])!r} at {at}; "
+            "pass on=[...] naming the parameter columns that tell the cells apart"
         )
     data["_x"], categories = _x_positions(data, x, fn, logx)
     below = data.loc[data[by] == denominator, [*keys, "_x", y]]

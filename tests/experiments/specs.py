@@ -33,7 +33,11 @@ def misbehaving_cell(params, seed, policy):
     if policy == "bad-metric":
         return {"value": [1, 2, 3]}
     if policy == "print":
-        print("noise on stdout that must not break the protocol")  # noqa: T201
+        print("noise on stdout that must not break the protocol")
+    if policy == "threads":
+        from clusteropt.solvers import default_threads
+
+        return {"value": 0.0, "solver_threads": default_threads(), "omp": os.environ.get("OMP_NUM_THREADS", "")}
     return {"value": float(seed % 1000) + params["n"]}
 
 
@@ -66,8 +70,13 @@ MISBEHAVING = register_experiment(
         run=misbehaving_cell,
         grid={"n": [1, 2]},
         seeds=[3],
-        policies=["ok", "raise", "hang", "crash", "bad-metric", "print"],
+        policies=["ok", "raise", "hang", "crash", "bad-metric", "print", "threads"],
         description="harness test: failing, hanging, crashing cells",
         timeout=2.0,
     )
 )
+
+
+def broken_figure(table):
+    """A figure function that fails (for the report's error handling)."""
+    return table["no-such-column"]
