@@ -1,5 +1,5 @@
 # The two commands of the README.  Both create .venv on first use, install the package with its
-# dev and scip extras pinned by requirements/constraints.txt, then run.
+# dev, scip, dask and parquet extras pinned by requirements/constraints.txt, then run.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -12,7 +12,7 @@ $(BIN)/python:
 
 $(STAMP): $(BIN)/python pyproject.toml requirements/constraints.txt
 	$(BIN)/python -m pip install --quiet --upgrade "pip==26.3"
-	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e ".[dev,scip]"
+	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e ".[dev,scip,dask,parquet]"
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -30,7 +30,7 @@ bench: $(STAMP)
 
 # Re-resolve the pins (run by hand when a dependency is to move; commit the result).
 lock: $(BIN)/python
-	$(BIN)/python -m pip install --quiet --upgrade -e ".[dev,scip,dask]"
+	$(BIN)/python -m pip install --quiet --upgrade -e ".[dev,scip,dask,parquet]"
 	$(BIN)/python -m pip freeze --exclude-editable --exclude clusteropt > requirements/constraints.txt
 
 clean:

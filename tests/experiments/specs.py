@@ -9,6 +9,7 @@ import time
 import numpy as np
 
 from clusteropt.experiments import Experiment, register_experiment
+from clusteropt.solvers import default_threads  # imported when the cell process loads this module
 
 
 def sample_cell(params, seed, policy):
@@ -35,8 +36,6 @@ def misbehaving_cell(params, seed, policy):
     if policy == "print":
         print("noise on stdout that must not break the protocol")
     if policy == "threads":
-        from clusteropt.solvers import default_threads
-
         return {"value": 0.0, "solver_threads": default_threads(), "omp": os.environ.get("OMP_NUM_THREADS", "")}
     return {"value": float(seed % 1000) + params["n"]}
 
