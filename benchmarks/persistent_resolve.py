@@ -37,22 +37,16 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import datetime as dt
 import gc
-import json
-import os
-import platform
 import statistics
-import sys
 import time
 from collections.abc import Callable
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import numpy as np
 
+from benchmarks._report import RESULTS_DIR, header, machine_info, write_results
 from clusteropt.instances import WorkerPlacementInstance, random_worker_placement
-from clusteropt.instances.base import write_text_atomic
 from clusteropt.models.worker_placement import (
     build_worker_placement,
     build_worker_placement_cvxpy,
@@ -61,7 +55,6 @@ from clusteropt.solvers import PersistentSolver, SolveResult, solve
 from clusteropt.verify import check_worker_placement
 
 NAME = "persistent_resolve"
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 SOLVER = "highs"
 REL_TOL = 1e-6
 FIELDS = ("construct_s", "handoff_s", "solve_s", "other_s", "total_s")
@@ -259,25 +252,6 @@ def run_variant(params: dict, relax: bool) -> dict:
 # report
 
 
-def _version(pkg: str) -> str | None:
-    try:
-        return version(pkg)
-    except PackageNotFoundError:
-        return None
-
-
-def machine_info() -> dict:
-    load = os.getloadavg() if hasattr(os, "getloadavg") else None
-    return {
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "processor": platform.processor() or None,
-        "python": sys.version.split()[0],
-        "cpu_count": os.cpu_count(),
-        "load_average_1_5_15": list(load) if load else None,
-    }
-
-
 def to_markdown(report: dict) -> str:
     p = report["parameters"]
     lines = [
@@ -356,12 +330,7 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out if args.out is not None else (None if args.quick else RESULTS_DIR)
 
     report = {
-        "benchmark": NAME,
-        "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "machine": machine_info(),
-        "versions": {
-            pkg: _version(pkg) for pkg in ("clusteropt", "pyomo", "highspy", "cvxpy", "numpy")
-        },
+        **header(NAME, ("clusteropt", "pyomo", "highspy", "cvxpy", "numpy")),
         "parameters": {**params, "solver": SOLVER, "solver_options": "HiGHS defaults",
                        "mip_gap": 0.0, "quick": args.quick},
         "variants": {},
@@ -371,13 +340,7 @@ def main(argv: list[str] | None = None) -> int:
         report["variants"][key] = run_variant(params, relax=key == "lp")
     report["machine"]["load_average_after"] = machine_info()["load_average_1_5_15"]
 
-    text = to_markdown(report)
-    print(text)
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(out / f"{NAME}.json", json.dumps(report, indent=1) + "\n")
-        write_text_atomic(out / f"{NAME}.md", text)
-        print(f"wrote {out / (NAME + '.json')} and {out / (NAME + '.md')}")
+    write_results(NAME, report, to_markdown(report), out)
     return 0
 
 

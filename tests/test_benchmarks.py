@@ -23,3 +23,12 @@ def test_persistent_resolve_quick(tmp_path, capsys):
         assert set(m["median"]) == set(persistent_resolve.FIELDS)
     assert "| pyomo-persistent |" in (tmp_path / "persistent_resolve.md").read_text()
     assert "all four methods" in capsys.readouterr().out.lower()
+
+
+def test_sweep_overhead_quick(tmp_path):
+    from benchmarks import sweep_overhead
+
+    assert sweep_overhead.main(["--quick", "--out", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "sweep_overhead.json").read_text())
+    assert 0 < report["cell_process"]["round_trip_s"] < report["cell_process"]["cell_process_start_s"]
+    assert set(report["sweeps"]["worker-placement-gap --quick"]) == {"serial", "joblib-2"}

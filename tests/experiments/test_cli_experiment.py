@@ -54,8 +54,8 @@ def test_run_quick_with_two_jobs_writes_store_and_report(capsys, caplog, tmp_pat
 
 
 def test_failed_cells_give_exit_code_4(capsys, tmp_path):
-    code, out, err = run(capsys, "experiment", "run", "test-misbehaving", *MODULE, "--store", tmp_path / "m.sqlite",
-                         "--timeout", "0.5")
+    code, out, err = run(capsys, "experiment", "run", "test-misbehaving", *MODULE,
+                         "--store", tmp_path / "m.sqlite", "--timeout", "0.5")
     assert code == 4
     assert "14 cells in" in out and "6 ok, 6 failed, 2 timed out" in out
     last = err.strip().splitlines()[-1]
@@ -67,14 +67,15 @@ def test_failed_cells_give_exit_code_4(capsys, tmp_path):
     [
         (("experiment", "run", "nope"), "unknown experiment 'nope'; registered:"),
         (("experiment", "run", "test-sample", *MODULE, "--jobs", "0"), "n_jobs = 0"),
-        (("experiment", "run", "test-sample", "--module", "no_such_module_x"), "--module no_such_module_x: cannot"),
+        (("experiment", "run", "test-sample", "--module", "no_such_module_x"),
+         "--module no_such_module_x: cannot"),
         (("experiment", "report", "worker-placement-gap", "--store", "missing.sqlite", "--out", "r"),
          "no such results store: missing.sqlite"),
     ],
 )
 def test_bad_input_is_one_line(capsys, tmp_path, monkeypatch, args, message):
     monkeypatch.chdir(tmp_path)
-    code, out, err = run(capsys, *args)
+    code, _out, err = run(capsys, *args)
     assert code == 2 and "Traceback" not in err
     lines = err.strip().splitlines()
     assert lines[-1].startswith("error: ") and message in lines[-1], err
@@ -83,7 +84,7 @@ def test_bad_input_is_one_line(capsys, tmp_path, monkeypatch, args, message):
 def test_report_of_a_store_without_the_experiment(capsys, tmp_path):
     store = tmp_path / "s.sqlite"
     ResultsStore(store).close()
-    code, out, err = run(capsys, "experiment", "report", "worker-placement-gap", "--store", store, "--out",
+    code, _out, err = run(capsys, "experiment", "report", "worker-placement-gap", "--store", store, "--out",
                          tmp_path / "r")
     assert code == 2 and "no results for experiment 'worker-placement-gap'" in err
 

@@ -1,0 +1,58 @@
+"""What every benchmark records besides its own numbers: the machine, package versions, and
+the atomic write of ``<name>.json`` / ``<name>.md`` (a module starting with ``_`` is not run
+by ``run_all``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import sys
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+from clusteropt.instances.base import write_text_atomic
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+
+def package_version(pkg: str) -> str | None:
+    try:
+        return version(pkg)
+    except PackageNotFoundError:
+        return None
+
+
+def machine_info() -> dict:
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    return {
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "processor": platform.processor() or None,
+        "python": sys.version.split()[0],
+        "cpu_count": os.cpu_count(),
+        "load_average_1_5_15": list(load) if load else None,
+    }
+
+
+def header(name: str, packages: tuple[str, ...]) -> dict:
+    """The opening fields of a benchmark's JSON report."""
+    return {
+        "benchmark": name,
+        "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": machine_info(),
+        "versions": {pkg: package_version(pkg) for pkg in packages},
+    }
+
+
+def write_results(name: str, report: dict, markdown: str, out: Path | None) -> None:
+    """Print the Markdown; with ``out``, write ``<name>.json`` and ``<name>.md`` there atomically."""
+    print(markdown)
+    if out is None:
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(out / f"{name}.json", json.dumps(report, indent=1) + "\n")
+    write_text_atomic(out / f"{name}.md", markdown)
+    print(f"wrote {out / (name + '.json')} and {out / (name + '.md')}")
