@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from clusteropt.registries import register
+
 __all__ = ["SYSTEMS", "SystemSpec", "register_system", "run_demo"]
 
 
@@ -31,10 +33,7 @@ SYSTEMS: dict[str, SystemSpec] = {}
 
 def register_system(spec: SystemSpec) -> SystemSpec:
     """Add ``spec`` (a name may be registered once)."""
-    if spec.name in SYSTEMS and SYSTEMS[spec.name] is not spec:
-        raise ValueError(f"system {spec.name!r} is registered twice")
-    SYSTEMS[spec.name] = spec
-    return spec
+    return register(SYSTEMS, spec, "system")
 
 
 def run_demo() -> list[dict[str, Any]]:

@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from clusteropt.registries import lookup, register
+
 __all__ = [
     "EXPERIMENTS",
     "RESERVED_COLUMNS",
@@ -250,22 +252,14 @@ EXPERIMENTS: dict[str, Experiment] = {}
 
 def register_experiment(spec: Experiment) -> Experiment:
     """Add ``spec`` to :data:`EXPERIMENTS` (a name may be registered once)."""
-    if spec.name in EXPERIMENTS and EXPERIMENTS[spec.name] is not spec:
-        raise ValueError(f"experiment {spec.name!r} is registered twice")
-    EXPERIMENTS[spec.name] = spec
-    return spec
+    return register(EXPERIMENTS, spec, "experiment")
 
 
 def get_experiment(name: str) -> Experiment:
     """The experiment registered as ``name``; unknown names list the registered ones."""
     import clusteropt.experiments  # noqa: F401  (registers every system's experiments)
 
-    try:
-        return EXPERIMENTS[name]
-    except KeyError:
-        raise ValueError(
-            f"unknown experiment {name!r}; registered: {', '.join(sorted(EXPERIMENTS)) or 'none'}"
-        ) from None
+    return lookup(EXPERIMENTS, name, "experiment")
 
 
 @functools.lru_cache(maxsize=16)

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from clusteropt.registries import lookup, register
+
 __all__ = ["MODELS", "ModelSpec", "get_model", "models_for", "register_model"]
 
 
@@ -53,22 +55,14 @@ MODELS: dict[str, ModelSpec] = {}
 
 def register_model(spec: ModelSpec) -> ModelSpec:
     """Add ``spec`` to the registry (a name may be registered once)."""
-    if spec.name in MODELS and MODELS[spec.name] is not spec:
-        raise ValueError(f"model {spec.name!r} is registered twice")
-    MODELS[spec.name] = spec
-    return spec
+    return register(MODELS, spec, "model")
 
 
 def get_model(name: str) -> ModelSpec:
     """The spec registered as ``name``; unknown names list the registered ones."""
     import clusteropt.models  # noqa: F401  (registers every system's models)
 
-    try:
-        return MODELS[name]
-    except KeyError:
-        raise ValueError(
-            f"unknown model {name!r}; registered: {', '.join(sorted(MODELS)) or 'none'}"
-        ) from None
+    return lookup(MODELS, name, "model")
 
 
 def models_for(kind: str) -> list[ModelSpec]:
