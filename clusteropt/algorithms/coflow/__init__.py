@@ -1,0 +1,1 @@
+"""Coflow scheduling (paper 001): orderings, schedulers and the compressed schedule format."""

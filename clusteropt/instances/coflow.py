@@ -1,0 +1,251 @@
+"""Coflows on a big switch, and concurrent open shop (paper 001, Ahmadi, Khuller, Purohit, Yang).
+
+A *coflow* j is a set of flows through an ``n_inputs x n_outputs`` non-blocking switch: its demand
+matrix ``D^j`` gives the units ``d^j_{io}`` to move from input i to output o.  In each time slot
+every input and every output port moves at most one unit (the slides' model: a schedule is a
+sequence of matchings).  A coflow released at slot ``r_j`` may use slots ``r_j + 1`` onward; its
+completion time ``C_j`` is its last busy slot; the objective is the total weighted completion
+time ``sum_j w_j C_j`` (the slides' objective, Sec. "Coflow scheduling").
+
+*Concurrent open shop* has machines and jobs; job j needs ``p_{ij}`` units on machine i, all
+machines work in parallel, and a job completes when its last operation does.  The slides'
+conversions:
+
+- coflow -> concurrent open shop: every port becomes a machine whose processing time for job j
+  is the port's load ``L_{i,j}`` (row sum for an input, column sum for an output); the COS
+  optimum is a lower bound for the coflow (:meth:`CoflowInstance.to_concurrent_open_shop`);
+- concurrent open shop -> coflow: a *diagonal* coflow instance, machine i becoming the port pair
+  (input i, output i) with ``d^j_{ii} = p_{ij}`` (:meth:`ConcurrentOpenShopInstance.to_coflow`).
+
+Demands are stored sparse, as one row per flow ``(coflow, input, output, units)``, because trace
+coflows are wide (up to ~150 x 150 flows) and their units reach millions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from clusteropt.instances.base import Instance, InstanceError
+
+__all__ = ["CoflowInstance", "ConcurrentOpenShopInstance"]
+
+
+def _ids(inst: Instance, n: int) -> None:
+    if inst.ids is None:
+        object.__setattr__(inst, "ids", np.arange(1, n + 1, dtype=np.int64))
+        inst.ids.setflags(write=False)
+        return
+    ids = inst._array("ids", dtype=np.int64, ndim=1, shape=(n,))
+    order = np.argsort(ids, kind="stable")
+    dup = np.flatnonzero(np.diff(ids[order]) == 0)
+    if dup.size:
+        k = int(order[dup[0] + 1])
+        raise InstanceError(f"ids[{k}]", int(ids[k]), "distinct coflow / job ids")
+
+
+def _weights_and_release(inst: Instance, n: int) -> None:
+    w = inst._array("weight", ndim=1, shape=(n,))
+    inst._check("weight", w, w >= 0, ">= 0")
+    r = inst._array("release", dtype=np.int64, ndim=1, shape=(n,))
+    inst._check("release", r, r >= 0, ">= 0 (a slot index)")
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class CoflowInstance(Instance):
+    """Coflows on an ``n_inputs x n_outputs`` switch, demands as sparse unit triplets.
+
+    Parameters
+    ----------
+    n_inputs, n_outputs : int
+        Port counts (ports are 0-based).
+    coflow, input, output, units : int arrays (F,)
+        One row per flow: coflow index (0..n-1), input port, output port and the units
+        ``d^j_{io} >= 1`` to move.  A (coflow, input, output) triple appears at most once.  The
+        rows are stored sorted by (coflow, input, output).
+    weight : array (n,)
+        ``w_j >= 0``.
+    release : int array (n,)
+        ``r_j >= 0``: the coflow may use slots ``r_j + 1`` onward.
+    ids : int array (n,), optional
+        Coflow ids (a trace's ids); default ``1..n``.  Schedules and files name coflows by id.
+
+    A coflow without flows is allowed (its completion time is its release).
+
+    Examples
+    --------
+    >>> inst = CoflowInstance(2, 2, coflow=[0, 0, 1], input=[0, 1, 0], output=[0, 1, 1],
+    ...                       units=[3, 1, 2], weight=[1.0, 2.0], release=[0, 0])
+    >>> inst.loads().tolist()   # ports: inputs 0, 1 then outputs 0, 1
+    [[3, 1, 3, 1], [2, 0, 0, 2]]
+    >>> CoflowInstance(2, 2, [0], [2], [0], [1], [1.0], [0])
+    Traceback (most recent call last):
+    ...
+    clusteropt.instances.base.InstanceError: input[0] = 2; expected a port in [0, 2)
+    """
+
+    kind = "coflow"
+
+    n_inputs: int
+    n_outputs: int
+    coflow: np.ndarray
+    input: np.ndarray
+    output: np.ndarray
+    units: np.ndarray
+    weight: np.ndarray
+    release: np.ndarray
+    ids: np.ndarray | None = None
+
+    def validate(self) -> None:
+        """Check ports, units, uniqueness of (coflow, input, output), weights and releases."""
+        for name in ("n_inputs", "n_outputs"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+                raise InstanceError(name, value, "a positive integer")
+            object.__setattr__(self, name, int(value))
+        w = np.asarray(self.weight)
+        if w.ndim != 1:
+            raise InstanceError("weight.ndim", w.ndim, "1 (one weight per coflow)")
+        n = w.shape[0]
+        cols = {}
+        for name in ("coflow", "input", "output", "units"):
+            cols[name] = self._array(name, dtype=np.int64, ndim=1)
+        f = cols["coflow"].shape[0]
+        for name in ("input", "output", "units"):
+            if cols[name].shape[0] != f:
+                raise InstanceError(f"{name}.shape[0]", cols[name].shape[0], f"{f} (one row per flow, as coflow)")
+        self._check("coflow", cols["coflow"], (cols["coflow"] >= 0) & (cols["coflow"] < n),
+                    f"a coflow index in [0, {n})")
+        self._check("input", cols["input"], (cols["input"] >= 0) & (cols["input"] < self.n_inputs),
+                    f"a port in [0, {self.n_inputs})")
+        self._check("output", cols["output"], (cols["output"] >= 0) & (cols["output"] < self.n_outputs),
+                    f"a port in [0, {self.n_outputs})")
+        self._check("units", cols["units"], cols["units"] >= 1, ">= 1 (leave out flows without demand)")
+        order = np.lexsort((cols["output"], cols["input"], cols["coflow"]))
+        key = np.stack([cols["coflow"][order], cols["input"][order], cols["output"][order]])
+        dup = np.flatnonzero((np.diff(key, axis=1) == 0).all(axis=0))
+        if dup.size:
+            k = int(order[dup[0] + 1])
+            raise InstanceError(
+                f"flow[{k}]", (int(cols["coflow"][k]), int(cols["input"][k]), int(cols["output"][k])),
+                "each (coflow, input, output) once (add their units)",
+            )
+        if not np.array_equal(order, np.arange(f)):
+            for name, arr in cols.items():
+                arr = arr[order]
+                arr.setflags(write=False)
+                object.__setattr__(self, name, arr)
+        _weights_and_release(self, n)
+        _ids(self, n)
+
+    # -- shape ----------------------------------------------------------------------------
+    @property
+    def n_coflows(self) -> int:
+        """Number of coflows n."""
+        return int(self.weight.shape[0])
+
+    @property
+    def n_flows(self) -> int:
+        """Number of (coflow, input, output) rows F."""
+        return int(self.units.shape[0])
+
+    @property
+    def n_ports(self) -> int:
+        """Machines of the concurrent-open-shop view: ``n_inputs + n_outputs``."""
+        return self.n_inputs + self.n_outputs
+
+    @property
+    def coflow_ptr(self) -> np.ndarray:
+        """CSR pointer: coflow j's flows are rows ``coflow_ptr[j]:coflow_ptr[j+1]``."""
+        return np.searchsorted(self.coflow, np.arange(self.n_coflows + 1))
+
+    def loads(self) -> np.ndarray:
+        """``L[j, i]``: units of coflow j through port i, inputs ``0..n_inputs-1`` first, then
+        outputs (``n_inputs + o``); the machines of the concurrent-open-shop view.
+        """
+        out = np.zeros((self.n_coflows, self.n_ports), dtype=np.int64)
+        np.add.at(out, (self.coflow, self.input), self.units)
+        np.add.at(out, (self.coflow, self.n_inputs + self.output), self.units)
+        return out
+
+    def total_units(self) -> np.ndarray:
+        """Units of each coflow (its total size)."""
+        return np.bincount(self.coflow, weights=self.units, minlength=self.n_coflows).astype(np.int64)
+
+    def demand(self, j: int) -> np.ndarray:
+        """Dense demand matrix ``D^j`` (``n_inputs x n_outputs``) of coflow j (small instances)."""
+        lo, hi = self.coflow_ptr[j], self.coflow_ptr[j + 1]
+        d = np.zeros((self.n_inputs, self.n_outputs), dtype=np.int64)
+        d[self.input[lo:hi], self.output[lo:hi]] = self.units[lo:hi]
+        return d
+
+    def index_of(self, coflow_id: int) -> int:
+        """Index j of the coflow with id ``coflow_id``."""
+        hits = np.flatnonzero(self.ids == coflow_id)
+        if not hits.size:
+            raise KeyError(f"no coflow with id {coflow_id}")
+        return int(hits[0])
+
+    # -- conversions -------------------------------------------------------------------------
+    def to_concurrent_open_shop(self) -> ConcurrentOpenShopInstance:
+        """The slides' relaxation: every port a machine with the coflows' loads on it."""
+        return ConcurrentOpenShopInstance(processing=self.loads().T, weight=self.weight,
+                                          release=self.release, ids=self.ids)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ConcurrentOpenShopInstance(Instance):
+    """Concurrent open shop: ``processing[i, j]`` units of job j on machine i.
+
+    Parameters
+    ----------
+    processing : int array (M, n)
+        ``p_{ij} >= 0``.
+    weight : array (n,)
+        ``w_j >= 0``.
+    release : int array (n,)
+        ``r_j >= 0``: job j may be processed in slots ``r_j + 1`` onward.
+    ids : int array (n,), optional
+        Job ids; default ``1..n``.
+
+    Examples
+    --------
+    >>> cos = ConcurrentOpenShopInstance([[2, 0], [1, 3]], [1.0, 1.0], [0, 1])
+    >>> cos.to_coflow().demand(1).tolist()   # the diagonal coflow of job 1
+    [[0, 0], [0, 3]]
+    """
+
+    kind = "concurrent-open-shop"
+
+    processing: np.ndarray
+    weight: np.ndarray
+    release: np.ndarray
+    ids: np.ndarray | None = None
+
+    def validate(self) -> None:
+        """Check shapes and signs."""
+        p = self._array("processing", dtype=np.int64, ndim=2)
+        self._check("processing", p, p >= 0, ">= 0")
+        _weights_and_release(self, p.shape[1])
+        _ids(self, p.shape[1])
+
+    @property
+    def n_machines(self) -> int:
+        """Number of machines M."""
+        return int(self.processing.shape[0])
+
+    @property
+    def n_jobs(self) -> int:
+        """Number of jobs n."""
+        return int(self.processing.shape[1])
+
+    def to_coflow(self) -> CoflowInstance:
+        """The diagonal coflow instance: machine i is the port pair (input i, output i)."""
+        machine, job = np.nonzero(self.processing)
+        order = np.lexsort((machine, job))
+        machine, job = machine[order], job[order]
+        return CoflowInstance(
+            n_inputs=self.n_machines, n_outputs=self.n_machines, coflow=job, input=machine, output=machine,
+            units=self.processing[machine, job], weight=self.weight, release=self.release, ids=self.ids,
+        )
