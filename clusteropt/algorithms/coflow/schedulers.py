@@ -1,0 +1,356 @@
+"""Coflow schedules from an order: the paper's moved blocks, and the priority greedy.
+
+``greedy_schedule``
+    Event-driven, work-conserving priority greedy: in every slot the flows of released coflows
+    are taken in priority order (coflow position, then the flow's row) and a flow moves a unit
+    when neither of its ports is taken by a higher-priority flow.  It is computed flow by flow
+    instead of slot by slot: a flow's units go to the earliest slots after its release in which
+    both ports are free of higher-priority flows, which is the same schedule (by induction over
+    the priority order) and costs per flow, not per slot.  Every slot before a coflow's
+    completion in which one of its flows waits has that flow's input or output busy with an
+    earlier coflow's unit (or its own), so ``C_k <= r_k + 2 * Delta(prefix) - 1``: the bound the
+    primal-dual analysis needs for the ratios 4 and 5 (notes/coflow.md B7, [I]).
+
+``paper_schedule``
+    The slides' steps 2 and 3: in order, move each unit edge of coflow k back to the first
+    earlier block whose two ports are both below that block's frozen max degree
+    ``Delta(G'_j)``, then run each block in ``Delta(G'_j)`` consecutive slots by decomposing its
+    bipartite multigraph into matchings (Konig's edge-colouring theorem: pad to a
+    ``Delta``-regular multigraph, take a perfect matching on the support with multiplicity the
+    smallest entry on it, repeat).  The lemma ``sum_{p<=k} Delta(G'_p) <= 2 Delta(prefix)`` gives
+    ``C_k <= 2 Delta(prefix)`` without release times.  With release times the slides' "modified
+    Hall's theorem" is not recoverable (notes B7, [?]); here a block starts no earlier than the
+    slot after its own coflow's release (and after the previous block), and an edge moves back
+    only into a block starting after its coflow's release, which keeps the schedule feasible but
+    carries no proven bound: use ``greedy`` when the bound matters.
+
+Both return a :class:`~clusteropt.algorithms.coflow.schedule.CoflowSchedule`; check it with
+:func:`clusteropt.verify.check_coflow_schedule`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import logging
+
+import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import maximum_bipartite_matching
+
+from clusteropt.algorithms.coflow.schedule import CoflowSchedule, ScheduleBuilder
+from clusteropt.instances.coflow import CoflowInstance
+
+__all__ = ["SCHEDULERS", "decompose_into_matchings", "greedy_schedule", "paper_schedule"]
+
+log = logging.getLogger(__name__)
+
+
+def _check_order(order, n: int) -> np.ndarray:
+    order = np.asarray(order, dtype=np.int64)
+    if order.shape != (n,) or not np.array_equal(np.sort(order), np.arange(n)):
+        raise ValueError(f"order must be a permutation of the {n} coflow indices")
+    return order
+
+
+def _merge_blocks(start, length, coflow, inp, out, order) -> CoflowSchedule:
+    """One block per distinct (start, length), holding every flow segment with that span."""
+    start, length = np.asarray(start, np.int64), np.asarray(length, np.int64)
+    key = np.lexsort((length, start))
+    start, length = start[key], length[key]
+    new = np.ones(start.size, dtype=bool)
+    new[1:] = (np.diff(start) != 0) | (np.diff(length) != 0)
+    firsts = np.flatnonzero(new)
+    ptr = np.append(firsts, start.size).astype(np.int64)
+    return CoflowSchedule(start=start[firsts], length=length[firsts], ptr=ptr,
+                          coflow=np.asarray(coflow, np.int64)[key], input=np.asarray(inp, np.int64)[key],
+                          output=np.asarray(out, np.int64)[key], order=order)
+
+
+class _Busy:
+    """Busy slots of one port as sorted, disjoint, merged half-open intervals [a, b)."""
+
+    __slots__ = ("ends", "starts")
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+
+    def free_from(self, t: int):
+        """Free segments [a, b) from slot t on (the last one is unbounded: b = None)."""
+        k = bisect.bisect_right(self.ends, t)
+        a = t
+        while k < len(self.starts):
+            if self.starts[k] > a:
+                yield a, self.starts[k]
+            a = max(a, self.ends[k])
+            k += 1
+        yield a, None
+
+    def add(self, a: int, b: int) -> None:
+        k = bisect.bisect_left(self.starts, a)
+        # merge with the previous interval if it ends at a, and the next if it starts at b
+        if k > 0 and self.ends[k - 1] == a:
+            k -= 1
+            a = self.starts[k]
+            del self.starts[k]
+            del self.ends[k]
+        if k < len(self.starts) and self.starts[k] == b:
+            b = self.ends[k]
+            del self.starts[k]
+            del self.ends[k]
+        self.starts.insert(k, a)
+        self.ends.insert(k, b)
+
+
+def _common_free(u: _Busy, v: _Busy, t: int, need: int) -> list[tuple[int, int]]:
+    """The earliest ``need`` slots from t free in both u and v, as segments."""
+    taken: list[tuple[int, int]] = []
+    gu, gv = u.free_from(t), v.free_from(t)
+    a1, b1 = next(gu)
+    a2, b2 = next(gv)
+    while need > 0:
+        a, b = max(a1, a2), (b2 if b1 is None else b1 if b2 is None else min(b1, b2))
+        if b is None or b > a:
+            end = a + need if b is None else min(b, a + need)
+            taken.append((a, end))
+            need -= end - a
+            if need == 0:
+                break
+        # advance the segment that ends first
+        if b1 is not None and (b2 is None or b1 <= b2):
+            a1, b1 = next(gu)
+        else:
+            a2, b2 = next(gv)
+    return taken
+
+
+def greedy_schedule(inst: CoflowInstance, order) -> CoflowSchedule:
+    """Work-conserving priority greedy (see the module docstring), respecting release times.
+
+    Parameters
+    ----------
+    inst : CoflowInstance
+    order : int array (n,)
+        Coflow indices, highest priority first.
+
+    Returns
+    -------
+    CoflowSchedule
+        One block per distinct span of flow segments; a coflow released at r starts at r + 1.
+
+    Examples
+    --------
+    >>> inst = CoflowInstance(2, 2, coflow=[0, 1], input=[0, 0], output=[0, 1], units=[2, 1],
+    ...                       weight=[1.0, 1.0], release=[0, 0])
+    >>> s = greedy_schedule(inst, [1, 0])
+    >>> [(start, n, f.tolist()) for start, n, f in s.blocks()]
+    [(1, 1, [[1, 0, 1]]), (2, 2, [[0, 0, 0]])]
+    """
+    order = _check_order(order, inst.n_coflows)
+    ports_in = [_Busy() for _ in range(inst.n_inputs)]
+    ports_out = [_Busy() for _ in range(inst.n_outputs)]
+    ptr = inst.coflow_ptr
+    starts, lengths, cof, ins, outs = [], [], [], [], []
+    release = inst.release.tolist()
+    for j in order.tolist():
+        first = release[j] + 1
+        for f in range(int(ptr[j]), int(ptr[j + 1])):
+            u, v = int(inst.input[f]), int(inst.output[f])
+            bu, bv = ports_in[u], ports_out[v]
+            for a, b in _common_free(bu, bv, first, int(inst.units[f])):
+                bu.add(a, b)
+                bv.add(a, b)
+                starts.append(a)
+                lengths.append(b - a)
+                cof.append(j)
+                ins.append(u)
+                outs.append(v)
+    return _merge_blocks(starts, lengths, cof, ins, outs, order)
+
+
+def decompose_into_matchings(matrix) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    """Decompose a bipartite multigraph into ``Delta`` matchings (Konig), compressed.
+
+    ``matrix[u, v]`` is the number of parallel (u, v) edges.  Returns ``(count, rows, cols)``
+    triples: the matching ``{(rows[k], cols[k])}`` repeated ``count`` times; the counts sum to
+    the max degree ``Delta`` and every edge is covered exactly once.  The graph is padded to a
+    ``Delta``-regular one with dummy edges, a perfect matching is found on the support
+    (``scipy.sparse.csgraph.maximum_bipartite_matching``, Hopcroft-Karp) and taken as many
+    times as its smallest entry allows, which keeps the rest regular; dummies are dropped.
+
+    Examples
+    --------
+    >>> parts = decompose_into_matchings([[2, 1], [1, 0]])
+    >>> sum(c for c, _, _ in parts)   # Delta = 3
+    3
+    """
+    a = np.asarray(matrix, dtype=np.int64)
+    if a.ndim != 2 or (a < 0).any():
+        raise ValueError("matrix must be a 2-d array of non-negative edge counts")
+    n = max(a.shape)
+    real = np.zeros((n, n), dtype=np.int64)
+    real[: a.shape[0], : a.shape[1]] = a
+    delta = int(max(real.sum(axis=0).max(initial=0), real.sum(axis=1).max(initial=0)))
+    if delta == 0:
+        return []
+    dummy = np.zeros_like(real)
+    rd, cd = delta - real.sum(axis=1), delta - real.sum(axis=0)
+    i = j = 0
+    while i < n and j < n:  # north-west corner fill of the deficits (equal totals)
+        if rd[i] == 0:
+            i += 1
+            continue
+        if cd[j] == 0:
+            j += 1
+            continue
+        x = min(rd[i], cd[j])
+        dummy[i, j] += x
+        rd[i] -= x
+        cd[j] -= x
+    total = real + dummy
+    out = []
+    done = 0
+    while done < delta:
+        rows, cols = np.nonzero(total)
+        graph = csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n, n))
+        match = maximum_bipartite_matching(graph, perm_type="column")
+        if (match < 0).any():  # pragma: no cover - Konig guarantees a perfect matching
+            raise RuntimeError("no perfect matching in a regular bipartite multigraph")
+        r = np.arange(n)
+        count = int(total[r, match].min())
+        keep = real[r, match] > 0
+        # serve real edges first; a cell with fewer real than count splits (handled by callers)
+        out.append((count, r[keep], match[keep]))
+        total[r, match] -= count
+        take = np.minimum(real[r, match], count)
+        real[r, match] -= take
+        done += count
+    return _split_partial(out, a)
+
+
+def _split_partial(parts, a):
+    """Re-cut the matchings so every real cell is served exactly its count of slots.
+
+    A matching taken ``count`` times may hold a cell with fewer real edges left than ``count``
+    (the rest were dummies); such a cell is in the matching only for its first slots.
+    """
+    remaining = np.asarray(a, dtype=np.int64).copy()
+    out = []
+    for count, rows, cols in parts:
+        have = remaining[rows, cols]
+        cut = np.unique(np.concatenate([[0], np.minimum(have, count), [count]]))
+        for lo, hi in itertools.pairwise(cut):
+            on = have > lo
+            if hi > lo and on.any():
+                out.append((int(hi - lo), rows[on], cols[on]))
+            elif hi > lo:
+                out.append((int(hi - lo), rows[:0], cols[:0]))
+        remaining[rows, cols] -= np.minimum(have, count)
+    return out
+
+
+def paper_schedule(inst: CoflowInstance, order) -> CoflowSchedule:
+    """The slides' scheduler: move edges backward, then run each block as ``Delta`` matchings.
+
+    See the module docstring for the rule, the bound without release times, and what is done
+    with release times.
+
+    Examples
+    --------
+    >>> inst = CoflowInstance(2, 2, coflow=[0, 1, 1], input=[0, 1, 0], output=[0, 1, 1],
+    ...                       units=[2, 2, 1], weight=[1.0, 1.0], release=[0, 0])
+    >>> s = paper_schedule(inst, [0, 1])
+    >>> s.makespan   # coflow 1's (1, 1) edges move into block 0 beside (0, 0)
+    3
+    """
+    order = _check_order(order, inst.n_coflows)
+    n, mi, mo = inst.n_coflows, inst.n_inputs, inst.n_outputs
+    ptr = inst.coflow_ptr
+    cap_in = np.zeros((n, mi), dtype=np.int64)  # Delta(G'_b) - deg_in, per block b (= position)
+    cap_out = np.zeros((n, mo), dtype=np.int64)
+    open_in = np.zeros(mi, dtype=np.int64)  # blocks before this are saturated at the port
+    open_out = np.zeros(mo, dtype=np.int64)
+    block_start = np.zeros(n, dtype=np.int64)  # first slot of each block
+    contents: list[list[tuple[int, int, int, int]]] = [[] for _ in range(n)]  # (coflow, u, v, units)
+    has_release = bool(inst.release.any())
+    next_free = 1
+    for b, j in enumerate(order.tolist()):
+        lo, hi = int(ptr[j]), int(ptr[j + 1])
+        stay_u, stay_v, stay_d = [], [], []
+        r = int(inst.release[j])
+        for f in range(lo, hi):
+            u, v, d = int(inst.input[f]), int(inst.output[f]), int(inst.units[f])
+            first = max(int(open_in[u]), int(open_out[v]))
+            if first < b:
+                ok = (cap_in[first:b, u] > 0) & (cap_out[first:b, v] > 0)
+                if has_release:
+                    ok &= block_start[first:b] >= r + 1
+                for k in (np.flatnonzero(ok) + first).tolist():
+                    x = min(d, int(cap_in[k, u]), int(cap_out[k, v]))
+                    cap_in[k, u] -= x
+                    cap_out[k, v] -= x
+                    contents[k].append((j, u, v, x))
+                    d -= x
+                    if d == 0:
+                        break
+                while open_in[u] < b and cap_in[open_in[u], u] == 0:
+                    open_in[u] += 1
+                while open_out[v] < b and cap_out[open_out[v], v] == 0:
+                    open_out[v] += 1
+            if d > 0:
+                stay_u.append(u)
+                stay_v.append(v)
+                stay_d.append(d)
+                contents[b].append((j, u, v, d))
+        deg_in = np.bincount(stay_u, weights=stay_d, minlength=mi).astype(np.int64)
+        deg_out = np.bincount(stay_v, weights=stay_d, minlength=mo).astype(np.int64)
+        delta = int(max(deg_in.max(initial=0), deg_out.max(initial=0)))
+        cap_in[b] = delta - deg_in
+        cap_out[b] = delta - deg_out
+        block_start[b] = max(next_free, r + 1)
+        next_free = int(block_start[b]) + delta
+        if delta == 0:  # an empty block takes no slots and takes no edges
+            cap_in[b] = 0
+            cap_out[b] = 0
+    builder = ScheduleBuilder()
+    for b in range(n):
+        if contents[b]:
+            _run_block(builder, int(block_start[b]), contents[b], mi, mo)
+    sched = builder.build(order)
+    return _merge_blocks(np.repeat(sched.start, np.diff(sched.ptr)), np.repeat(sched.length, np.diff(sched.ptr)),
+                         sched.coflow, sched.input, sched.output, order)
+
+
+def _run_block(builder: ScheduleBuilder, start: int, edges, mi: int, mo: int) -> None:
+    """Schedule one block's edges in Delta(block) slots from ``start``, splitting matchings
+    between the coflows that share a port pair (each cell serves its coflows in turn).
+    """
+    arr = np.asarray(edges, dtype=np.int64)
+    matrix = np.zeros((mi, mo), dtype=np.int64)
+    np.add.at(matrix, (arr[:, 1], arr[:, 2]), arr[:, 3])
+    queues: dict[tuple[int, int], list[list[int]]] = {}
+    for j, u, v, d in arr.tolist():
+        queues.setdefault((u, v), []).append([j, d])
+    t = start
+    for count, rows, cols in decompose_into_matchings(matrix):
+        # pieces: (offset, length, coflow, u, v) within this matching's `count` slots
+        pieces = []
+        for u, v in zip(rows.tolist(), cols.tolist(), strict=True):
+            q, off = queues[u, v], 0
+            while off < count:
+                j, d = q[0]
+                x = min(d, count - off)
+                pieces.append((off, x, j, u, v))
+                off += x
+                if x == d:
+                    q.pop(0)
+                else:
+                    q[0][1] = d - x
+        for off, x, j, u, v in pieces:
+            builder.add(t + off, x, [j], [u], [v])
+        t += count
+
+
+#: Scheduler name -> function(instance, order) -> CoflowSchedule.
+SCHEDULERS = {"paper": paper_schedule, "greedy": greedy_schedule}
