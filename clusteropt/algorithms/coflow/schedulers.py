@@ -313,42 +313,55 @@ def paper_schedule(inst: CoflowInstance, order) -> CoflowSchedule:
         if delta == 0:  # an empty block takes no slots and takes no edges
             cap_in[b] = 0
             cap_out[b] = 0
-    builder = ScheduleBuilder()
+    pieces: list[list[np.ndarray]] = []
+    shared: list[tuple[int, int, int, int, int]] = []
     for b in range(n):
         if contents[b]:
-            _run_block(builder, int(block_start[b]), contents[b], mi, mo)
-    sched = builder.build(order)
-    return _merge_blocks(np.repeat(sched.start, np.diff(sched.ptr)), np.repeat(sched.length, np.diff(sched.ptr)),
-                         sched.coflow, sched.input, sched.output, order)
+            _run_block(pieces, shared, int(block_start[b]), contents[b], mi, mo)
+    if shared:
+        pieces.append(list(np.asarray(shared, dtype=np.int64).T))
+    if not pieces:
+        return ScheduleBuilder().build(order)
+    cols = [np.concatenate([p[k] for p in pieces]) for k in range(5)]
+    return _merge_blocks(*cols, order)
 
 
-def _run_block(builder: ScheduleBuilder, start: int, edges, mi: int, mo: int) -> None:
-    """Schedule one block's edges in Delta(block) slots from ``start``, splitting matchings
-    between the coflows that share a port pair (each cell serves its coflows in turn).
+def _run_block(out: list[list[np.ndarray]], shared: list[tuple[int, int, int, int, int]], start: int, edges,
+               mi: int, mo: int) -> None:
+    """Schedule one block's edges in Delta(block) slots from ``start`` into ``out`` (arrays of
+    start, length, coflow, input, output) and ``shared`` (the same as tuples, for port pairs that
+    several coflows share: they serve them in turn, splitting a matching's run where one
+    coflow's units end).
     """
     arr = np.asarray(edges, dtype=np.int64)
     matrix = np.zeros((mi, mo), dtype=np.int64)
     np.add.at(matrix, (arr[:, 1], arr[:, 2]), arr[:, 3])
+    owner = np.full((mi, mo), -1, dtype=np.int64)  # the one coflow of a cell, -2 when shared
+    cells = arr[:, 1] * mo + arr[:, 2]
+    uniq, first, counts = np.unique(cells, return_index=True, return_counts=True)
+    owner.flat[uniq] = np.where(counts == 1, arr[first, 0], -2)
     queues: dict[tuple[int, int], list[list[int]]] = {}
-    for j, u, v, d in arr.tolist():
+    for k in np.flatnonzero(np.isin(cells, uniq[counts > 1])).tolist():
+        j, u, v, d = arr[k].tolist()
         queues.setdefault((u, v), []).append([j, d])
     t = start
     for count, rows, cols in decompose_into_matchings(matrix):
-        # pieces: (offset, length, coflow, u, v) within this matching's `count` slots
-        pieces = []
-        for u, v in zip(rows.tolist(), cols.tolist(), strict=True):
+        own = owner[rows, cols]
+        single = own >= 0
+        if single.any():
+            k = int(single.sum())
+            out.append([np.full(k, t), np.full(k, count), own[single], rows[single], cols[single]])
+        for u, v in zip(rows[~single].tolist(), cols[~single].tolist(), strict=True):
             q, off = queues[u, v], 0
             while off < count:
                 j, d = q[0]
                 x = min(d, count - off)
-                pieces.append((off, x, j, u, v))
+                shared.append((t + off, x, j, u, v))
                 off += x
                 if x == d:
                     q.pop(0)
                 else:
                     q[0][1] = d - x
-        for off, x, j, u, v in pieces:
-            builder.add(t + off, x, [j], [u], [v])
         t += count
 
 
