@@ -1,6 +1,9 @@
 """Problems as data: frozen, validated instances with JSON IO, generators and trace readers."""
 
 from clusteropt.instances.base import INSTANCE_KINDS, Instance, InstanceError, load_instance
+from clusteropt.instances.coflow import CoflowInstance, ConcurrentOpenShopInstance
+from clusteropt.instances.coflow_random import random_coflows
+from clusteropt.instances.coflow_trace import TraceError, read_coflow_benchmark
 from clusteropt.instances.worker_placement import (
     WorkerPlacementInstance,
     random_worker_placement,
@@ -8,9 +11,14 @@ from clusteropt.instances.worker_placement import (
 
 __all__ = [
     "INSTANCE_KINDS",
+    "CoflowInstance",
+    "ConcurrentOpenShopInstance",
     "Instance",
     "InstanceError",
+    "TraceError",
     "WorkerPlacementInstance",
     "load_instance",
+    "random_coflows",
     "random_worker_placement",
+    "read_coflow_benchmark",
 ]

@@ -1,6 +1,16 @@
 """Independent checkers: feasibility of every kind of decision, and its cost computed anew."""
 
 from clusteropt.verify.base import Check, Violation, violations_where
+from clusteropt.verify.coflow import CoflowCheck, NotListed, check_coflow_schedule, check_order
 from clusteropt.verify.worker_placement import check_worker_placement
 
-__all__ = ["Check", "Violation", "check_worker_placement", "violations_where"]
+__all__ = [
+    "Check",
+    "CoflowCheck",
+    "NotListed",
+    "Violation",
+    "check_coflow_schedule",
+    "check_order",
+    "check_worker_placement",
+    "violations_where",
+]
