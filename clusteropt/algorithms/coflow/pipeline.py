@@ -1,0 +1,184 @@
+"""One call from a coflow instance to a verified schedule: order, schedule, check, bound.
+
+``run_coflow(inst, policy, scheduler)`` orders the coflows with ``policy``, builds the schedule
+with ``scheduler``, checks it with :func:`clusteropt.verify.check_coflow_schedule` (the
+completion times and the total weighted CCT reported are the verifier's, not the scheduler's)
+and, when asked, computes the concurrent-open-shop LP lower bound by row generation.  It is what
+``clusteropt run`` and the coflow experiments call.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any
+
+import numpy as np
+
+from clusteropt.algorithms.coflow.orderings import (
+    fifo_order,
+    lp_order,
+    primal_dual_order,
+    sebf_order,
+    sincronia_order,
+    size_order,
+)
+from clusteropt.algorithms.coflow.schedule import CoflowSchedule
+from clusteropt.algorithms.coflow.schedulers import SCHEDULERS
+from clusteropt.instances.coflow import CoflowInstance, ConcurrentOpenShopInstance
+
+__all__ = ["POLICIES", "CoflowRun", "coflow_order", "run_coflow"]
+
+#: Ordering policies ``clusteropt run --policy`` takes.
+POLICIES = ("primal-dual", "lp-order", "sincronia", "sebf", "fifo", "smallest-first", "largest-first")
+
+
+@dataclasses.dataclass(frozen=True)
+class CoflowRun:
+    """A verified run: the order, the schedule, the verifier's numbers and the times.
+
+    ``lower_bound`` is the LP bound (None unless asked for, or computed for ``lp-order``);
+    ``bound_converged`` says whether the row generation proved it is the LP optimum.
+    """
+
+    policy: str
+    scheduler: str
+    order: np.ndarray
+    schedule: CoflowSchedule
+    completion: np.ndarray
+    total_weighted_cct: float
+    verified: bool
+    violations: tuple[str, ...]
+    lower_bound: float | None
+    bound_converged: bool | None
+    seconds: dict[str, float]
+
+    @property
+    def ratio(self) -> float | None:
+        """``total_weighted_cct / lower_bound`` (None without a bound)."""
+        if self.lower_bound is None or self.lower_bound <= 0:
+            return None
+        return self.total_weighted_cct / self.lower_bound
+
+    def to_json_dict(self, inst: CoflowInstance) -> dict[str, Any]:
+        """The ``--json`` output of ``clusteropt run`` (documented in the README)."""
+        ids = inst.ids.tolist()
+        out: dict[str, Any] = {
+            "policy": self.policy,
+            "schedule": self.scheduler,
+            "verified": self.verified,
+            "order": [ids[j] for j in self.order.tolist()],
+            "completion": {str(ids[j]): int(c) for j, c in enumerate(self.completion.tolist())},
+            "total_weighted_cct": self.total_weighted_cct,
+        }
+        if self.lower_bound is not None:
+            out["lower_bound"] = self.lower_bound
+            out["lower_bound_converged"] = self.bound_converged
+            out["ratio"] = self.ratio
+        out["seconds"] = self.seconds
+        out["violations"] = list(self.violations)
+        out["blocks"] = self.schedule.to_json_blocks(ids)
+        return out
+
+
+def _as_coflow(inst) -> CoflowInstance:
+    if isinstance(inst, ConcurrentOpenShopInstance):
+        return inst.to_coflow()
+    if not isinstance(inst, CoflowInstance):
+        raise TypeError(f"expected a CoflowInstance or ConcurrentOpenShopInstance, got {type(inst).__name__}")
+    return inst
+
+
+def coflow_order(inst: CoflowInstance, policy: str, *, kappa: float = 0.5, lp_completion=None) -> np.ndarray:
+    """The order of ``policy`` (one of :data:`POLICIES`) for ``inst``.
+
+    ``lp-order`` needs ``lp_completion`` (the LP's ``C*``, from
+    :func:`clusteropt.models.coflow.cos_lower_bound`).
+    """
+    loads = inst.loads()
+    if policy == "primal-dual":
+        return primal_dual_order(loads, inst.weight, inst.release, kappa=kappa).order
+    if policy == "lp-order":
+        if lp_completion is None:
+            raise ValueError("policy 'lp-order' needs the LP completion times (lp_completion=)")
+        return lp_order(lp_completion)
+    if policy == "sincronia":
+        return sincronia_order(loads, inst.weight)
+    if policy == "sebf":
+        return sebf_order(loads, inst.weight, inst.release)
+    if policy == "fifo":
+        return fifo_order(inst.release, inst.ids)
+    if policy in ("smallest-first", "largest-first"):
+        return size_order(inst.total_units(), largest_first=policy == "largest-first")
+    raise ValueError(f"policy = {policy!r}; expected one of {', '.join(POLICIES)}")
+
+
+def run_coflow(
+    inst: CoflowInstance | ConcurrentOpenShopInstance,
+    policy: str = "primal-dual",
+    scheduler: str = "greedy",
+    *,
+    lower_bound: bool = False,
+    kappa: float = 0.5,
+    solver: str = "highs",
+    bound: tuple[float, np.ndarray, bool] | None = None,
+) -> CoflowRun:
+    """Order, schedule, verify (and bound) one instance.
+
+    Parameters
+    ----------
+    inst : CoflowInstance or ConcurrentOpenShopInstance
+        A concurrent-open-shop instance runs as its diagonal coflow instance.
+    policy : str
+        One of :data:`POLICIES`.
+    scheduler : {"greedy", "paper"}
+        :func:`~clusteropt.algorithms.coflow.schedulers.greedy_schedule` or
+        :func:`~clusteropt.algorithms.coflow.schedulers.paper_schedule`.
+    lower_bound : bool
+        Also compute the LP bound (row generation; ``lp-order`` computes it anyway).
+    kappa : float
+        The primal-dual threshold.
+    solver : str
+        LP solver for the bound.
+    bound : (value, C, converged), optional
+        A bound computed before (reused across policies of one instance).
+
+    Returns
+    -------
+    CoflowRun
+        With ``verified`` False and the violations if the verifier rejects the schedule (a bug
+        in a scheduler; callers check ``verified`` and must not report such a run as a result).
+    """
+    from clusteropt.verify.coflow import check_coflow_schedule
+
+    inst = _as_coflow(inst)
+    if scheduler not in SCHEDULERS:
+        raise ValueError(f"scheduler = {scheduler!r}; expected one of {', '.join(SCHEDULERS)}")
+    if policy not in POLICIES:
+        raise ValueError(f"policy = {policy!r}; expected one of {', '.join(POLICIES)}")
+    seconds: dict[str, float] = {}
+    if bound is None and (lower_bound or policy == "lp-order"):
+        from clusteropt.models.coflow import cos_lower_bound
+
+        t0 = time.perf_counter()
+        value, completion_lp, rowgen = cos_lower_bound(inst, solver=solver)
+        seconds["lower_bound"] = time.perf_counter() - t0
+        bound = (value, completion_lp, rowgen.converged)
+    t0 = time.perf_counter()
+    order = coflow_order(inst, policy, kappa=kappa, lp_completion=None if bound is None else bound[1])
+    seconds["order"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    schedule = SCHEDULERS[scheduler](inst, order)
+    seconds["schedule"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    check = check_coflow_schedule(inst, schedule)
+    seconds["verify"] = time.perf_counter() - t0
+    return CoflowRun(
+        policy=policy, scheduler=scheduler, order=order, schedule=schedule,
+        completion=check.completion if check.completion is not None else np.zeros(inst.n_coflows, np.int64),
+        total_weighted_cct=float(check.value), verified=check.feasible,
+        violations=tuple(str(v) for v in check.violations),
+        lower_bound=None if bound is None or not (lower_bound or policy == "lp-order") else float(bound[0]),
+        bound_converged=None if bound is None or not (lower_bound or policy == "lp-order") else bool(bound[2]),
+        seconds=seconds,
+    )
