@@ -291,15 +291,38 @@ def _import_modules(modules: tuple[str, ...]) -> None:
             raise BadInput(f"--module {name}: cannot import it ({exc})") from None
 
 
-def _experiment(name: str, modules: tuple[str, ...], quick: bool):
+def _param_values(text: str) -> tuple[str, list[Any]]:
+    """``NAME=V1,V2``: each value read as JSON (numbers, true/false) or else kept as a string."""
+    name, sep, values = text.partition("=")
+    if not sep or not name:
+        raise BadInput(f"--param {text!r}; expected NAME=VALUE[,VALUE...]")
+    out = []
+    for raw in values.split(","):
+        try:
+            out.append(json.loads(raw))
+        except json.JSONDecodeError:
+            out.append(raw)
+    return name, out
+
+
+def _experiment(name: str, modules: tuple[str, ...], quick: bool, params: tuple[str, ...] = ()):
     from clusteropt.experiments import get_experiment
 
     _import_modules(modules)
     try:
         spec = get_experiment(name)
+        spec = spec.quick_variant() if quick else spec
+        if params:
+            spec = spec.with_grid(**dict(_param_values(p) for p in params))
     except ValueError as exc:
         raise BadInput(str(exc)) from None
-    return spec.quick_variant() if quick else spec
+    return spec
+
+
+_PARAM_OPTION = click.option(
+    "--param", "params", multiple=True, metavar="NAME=V1,V2",
+    help="Replace a grid parameter's values (e.g. --param trace=FB2010-1Hr-150-0.txt); repeatable.",
+)
 
 
 _MODULE_OPTION = click.option(
@@ -334,15 +357,16 @@ def experiment_list_cmd(modules: tuple[str, ...]) -> None:
 @click.option("--no-resume", is_flag=True, help="Run every cell again, replacing stored results.")
 @click.option("--retry", multiple=True, type=click.Choice(["failed", "timeout"]),
               help="Run stored cells of this status again; repeatable.")
+@_PARAM_OPTION
 @_MODULE_OPTION
 def experiment_run_cmd(name, quick, n_jobs, scheduler, backend, store, out_dir, timeout, no_resume, retry,
-                       modules) -> None:
+                       params, modules) -> None:
     """Run experiment NAME's cells not yet in the store (a progress bar on a terminal, log lines
     otherwise); exit code 4 when some cells failed or timed out.
     """
     from clusteropt.experiments import StoreError, run_sweep
 
-    spec = _experiment(name, modules, quick)
+    spec = _experiment(name, modules, quick, params)
     if not sys.stderr.isatty():
         logging.getLogger("clusteropt.experiments").setLevel(
             min(logging.INFO, logging.getLogger().getEffectiveLevel())
@@ -383,12 +407,13 @@ def _report(spec, table, out_dir: str) -> None:
 @click.option("--out", "out_dir", required=True, help="Directory for the tables and figures.")
 @click.option("--quick", is_flag=True, help="Report the cells of the --quick variant.")
 @click.option("--code-version", default=None, help="Results of this code version (default: the newest).")
+@_PARAM_OPTION
 @_MODULE_OPTION
-def experiment_report_cmd(name, store, out_dir, quick, code_version, modules) -> None:
+def experiment_report_cmd(name, store, out_dir, quick, code_version, params, modules) -> None:
     """Write experiment NAME's tables (CSV, Markdown) and figures (PNG, SVG) into --out."""
     from clusteropt.experiments import ResultsStore, StoreError
 
-    spec = _experiment(name, modules, quick)
+    spec = _experiment(name, modules, quick, params)
     if not Path(store).is_file():
         raise BadInput(f"no such results store: {store}")
     try:

@@ -6,11 +6,11 @@ or a Dask cluster, stored cell by cell in SQLite, reported as tables and figures
 True
 
 Importing this package registers every system's experiments (each system adds its module to
-the imports at the bottom).  Plots live in :mod:`clusteropt.experiments.plots`.
+the imports at the top).  Plots live in :mod:`clusteropt.experiments.plots`.
 """
 
 # the systems' experiments (registering on import)
-from clusteropt.experiments import worker_placement
+from clusteropt.experiments import coflow, worker_placement
 from clusteropt.experiments.report import markdown_table, summarize, write_report
 from clusteropt.experiments.runner import run_cell
 from clusteropt.experiments.spec import (
@@ -34,6 +34,7 @@ __all__ = [
     "StoreError",
     "cell_seed",
     "code_version",
+    "coflow",
     "export_table",
     "get_experiment",
     "markdown_table",

@@ -234,6 +234,18 @@ class Experiment:
         grid = {**self.grid, **{k: tuple(v) for k, v in over.pop("grid", {}).items()}}
         return replace(self, grid=grid, variant="quick", **over)
 
+    def with_grid(self, **values: Sequence[Any]) -> Experiment:
+        """The same experiment with some grid values replaced (``spec.with_grid(trace=["x.txt"])``);
+        only names already in the grid may be given.
+        """
+        unknown = set(values) - set(self.grid)
+        if unknown:
+            raise ValueError(
+                f"experiment {self.name!r} has no parameter {', '.join(sorted(unknown))}; "
+                f"its grid: {', '.join(self.grid)}"
+            )
+        return replace(self, grid={**self.grid, **{k: tuple(v) for k, v in values.items()}})
+
     def describe(self) -> dict[str, Any]:
         """One row for listings: name, paper, cell counts (full / quick) and description."""
         return {

@@ -3,7 +3,7 @@
 Importing this package registers every system's models in :data:`MODELS`.
 """
 
-from clusteropt.models import worker_placement
+from clusteropt.models import coflow, worker_placement
 from clusteropt.models.cvxpy_model import CvxpyModel
 from clusteropt.models.registry import MODELS, ModelSpec, get_model, models_for, register_model
 from clusteropt.models.summary import model_summary
@@ -18,6 +18,7 @@ __all__ = [
     "ModelSpec",
     "build_worker_placement",
     "build_worker_placement_cvxpy",
+    "coflow",
     "get_model",
     "model_summary",
     "models_for",
