@@ -1,0 +1,27 @@
+"""The coflow experiments run quick, verify every schedule, and never beat the LP bound."""
+
+import pytest
+
+from clusteropt.experiments import get_experiment, run_sweep, write_report
+
+
+@pytest.mark.parametrize("name", ["coflow-ratios", "coflow-trace"])
+def test_quick_coflow_experiments(tmp_path, name):
+    spec = get_experiment(name).quick_variant()
+    table = run_sweep(spec, store=tmp_path / "s.sqlite", progress=False)
+    assert len(table) == len(spec.cells()) and (table.status == "ok").all(), table.error.tolist()
+    assert table.verified.all() and table.bound_converged.all()
+    assert (table.ratio >= 1 - 1e-9).all()  # the LP is a lower bound on every schedule
+    # the policies of one instance share it: same bound for every policy of a (params, seed)
+    keys = [c for c in ("n_coflows", "release", "trace") if c in table.columns] + ["seed"]
+    assert (table.groupby(keys).lower_bound.nunique() == 1).all()
+    files = {p.name for p in write_report(spec, table, tmp_path / "report")}
+    assert {"ratio.csv", "ratio.md", "ratio-bars.png", "ratio-bars.svg"} <= files
+
+
+def test_trace_parameter_is_replaced(tmp_path):
+    spec = get_experiment("coflow-trace").with_grid(trace=[str(tmp_path / "missing.txt")])
+    table = run_sweep(spec, store=tmp_path / "s.sqlite", progress=False, timeout=60)
+    assert (table.status == "failed").all() and table.error.str.contains("missing.txt").all()
+    with pytest.raises(ValueError, match="has no parameter nope"):
+        spec.with_grid(nope=[1])
