@@ -32,3 +32,14 @@ def test_sweep_overhead_quick(tmp_path):
     report = json.loads((tmp_path / "sweep_overhead.json").read_text())
     assert 0 < report["cell_process"]["round_trip_s"] < report["cell_process"]["cell_process_start_s"]
     assert set(report["sweeps"]["worker-placement-gap --quick"]) == {"serial", "joblib-2"}
+
+
+def test_coflow_scale_quick(tmp_path):
+    from benchmarks import coflow_scale
+
+    assert coflow_scale.main(["--quick", "--out", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "coflow_scale.json").read_text())
+    seed = report["seeds"][0]
+    assert seed["lp"]["converged"]
+    assert len(seed["runs"]) == 2 * len(coflow_scale.POLICIES)
+    assert all(r["ratio"] >= 1 - 1e-9 for r in seed["runs"].values())
