@@ -82,7 +82,9 @@ def test_build_with_wrong_kind_names_both_kinds(inst):
 
 def test_build_with_object_of_unknown_kind():
     spec = get_model("worker-placement")
-    with pytest.raises(ValueError, match=r"got 'coflow'; models for that kind: none"):
+    with pytest.raises(ValueError, match=r"got 'no-such-kind'; models for that kind: none"):
+        spec.build(types.SimpleNamespace(kind="no-such-kind"))
+    with pytest.raises(ValueError, match=r"got 'coflow'; models for that kind: .*coflow-lp"):
         spec.build(types.SimpleNamespace(kind="coflow"))
     with pytest.raises(ValueError, match=r"got 'dict'"):
         spec.build({"capacity": [[1]]})
