@@ -30,6 +30,8 @@ COFLOW_POLICIES = (
     "primal-dual+greedy", "primal-dual+paper", "lp-order+greedy", "lp-order+paper", "sincronia+greedy",
     "sebf+greedy", "fifo+greedy", "smallest-first+greedy", "largest-first+greedy",
 )
+# the quick coflow-trace reads the repository's small sample trace (present in a clone, which is
+# where tests and notebooks run; the full variant reads the user's downloaded trace)
 _SAMPLE_TRACE = Path(__file__).resolve().parents[2] / "tests" / "data" / "coflow" / "small_benchmark.txt"
 
 
