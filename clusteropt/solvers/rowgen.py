@@ -15,6 +15,12 @@ inequality remains:
 With ``persistent=True`` the re-solves go through one :class:`~clusteropt.solvers.PersistentSolver`:
 the solver keeps its model (and its simplex basis) and only the new rows are handed over.
 
+Cuts pile up: most of them stop binding a few rounds after they were added, yet every simplex
+iteration pays for them.  With ``purge_after=k`` a cut of the loop's own that has been *slack*
+(strictly inside its bound) at ``k`` consecutive optima is deleted again (the solver drops the
+row, its basis stays valid); separation may add it back later.  Deleting slack rows keeps the
+current point optimal, so the objective still never decreases (minimization) from round to round.
+
 Bounds
 ------
 Every round solves a *relaxation* of the full LP (a subset of its rows), so for a minimization
@@ -33,6 +39,9 @@ import time
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
+from pyomo.environ import value as pyo_value
 
 from clusteropt.solvers.result import NotOptimalError, SolveResult, Termination
 
@@ -115,6 +124,10 @@ class RowGenResult:
         Number of LP solves.
     cuts_per_round : tuple of int
         Cuts added after each solve (one entry per solve that was followed by added cuts).
+    removed_per_round : tuple of int
+        Cuts purged at the same moments (all zero without ``purge_after``).
+    n_rows : int
+        Cuts of the loop left in ``model.rowgen_cuts`` at the end.
     max_violation : float
         Largest relative violation (:attr:`Cut.relative_violation`) found by the last separation;
         0 when converged.
@@ -140,6 +153,8 @@ class RowGenResult:
     sense: str
     rounds: int
     cuts_per_round: tuple[int, ...]
+    removed_per_round: tuple[int, ...]
+    n_rows: int
     max_violation: float
     build_seconds: float
     solve_seconds: float
@@ -168,14 +183,89 @@ class RowGenResult:
 
         >>> from clusteropt.solvers.result import SolveResult, Termination
         >>> r = SolveResult(Termination.OPTIMAL, True, 6.0, 6.0, 0.0, {}, "highs", "pyomo", 0, 0, {})
-        >>> RowGenResult(r, "converged", 6.0, "minimize", 2, (1,), 0.0, 0.01, 0.02, 0.003, 0.04).summary()
-        'row generation converged: objective 6, 2 rounds, 1 cuts, build 0.01 s, solve 0.02 s, separation 0.003 s'
+        >>> rg = RowGenResult(r, "converged", 6.0, "minimize", 2, (1,), (0,), 1, 0.0, 0.01, 0.02, 0.003, 0.04)
+        >>> rg.summary()  # doctest: +NORMALIZE_WHITESPACE
+        'row generation converged: objective 6, 2 rounds, 1 cuts (0 purged), build 0.01 s,
+         solve 0.02 s, separation 0.003 s'
         """
         return (
             f"row generation {self.status}: objective {self.objective:.10g}, {self.rounds} rounds, "
-            f"{self.n_cuts} cuts, build {self.build_seconds:.3g} s, solve {self.solve_seconds:.3g} s, "
-            f"separation {self.separation_seconds:.3g} s"
+            f"{self.n_cuts} cuts ({sum(self.removed_per_round)} purged), build {self.build_seconds:.3g} s, "
+            f"solve {self.solve_seconds:.3g} s, separation {self.separation_seconds:.3g} s"
         )
+
+
+class _CutMirror:
+    """Numeric copy of the loop's linear cuts: all their activities in one sparse product.
+
+    Each added cut is read once into (columns, coefficients, constant, bounds); per round the
+    activities are ``A @ x`` over the values loaded into the model, so finding the slack cuts
+    costs O(nonzeros) in numpy instead of evaluating Pyomo expressions.
+    """
+
+    def __init__(self):
+        self.col_of: dict[int, int] = {}
+        self.vars: list = []
+        self.entries: dict[int, tuple] = {}  # ConstraintList index -> (cols, coefs, const, lo, up, key)
+        self.slack: dict[int, int] = {}
+        self._matrix = None
+
+    def add(self, con, key) -> None:
+        from pyomo.repn.standard_repn import generate_standard_repn
+
+        repn = generate_standard_repn(con.body, quadratic=False, compute_values=True)
+        if repn.nonlinear_expr is not None:
+            return  # never purged
+        cols = np.empty(len(repn.linear_vars), dtype=np.int64)
+        for k, v in enumerate(repn.linear_vars):
+            col = self.col_of.get(id(v))
+            if col is None:
+                col = self.col_of[id(v)] = len(self.vars)
+                self.vars.append(v)
+            cols[k] = col
+        lo = None if con.lower is None else float(pyo_value(con.lower))
+        up = None if con.upper is None else float(pyo_value(con.upper))
+        self.entries[con.index()] = (cols, np.asarray(repn.linear_coefs, dtype=float),
+                                     float(repn.constant), lo, up, key)
+        self.slack[con.index()] = 0
+        self._matrix = None
+
+    def remove(self, index: int) -> Hashable | None:
+        key = self.entries.pop(index)[5]
+        del self.slack[index]
+        self._matrix = None
+        return key
+
+    def count_slack(self, tol: float) -> list[int]:
+        """Update the consecutive-slack counters at the current point; return the counters' keys."""
+        if not self.entries:
+            return []
+        idx = list(self.entries)
+        if self._matrix is None:
+            from scipy.sparse import csr_matrix
+
+            parts = [self.entries[i] for i in idx]
+            indptr = np.zeros(len(parts) + 1, dtype=np.int64)
+            np.cumsum([p[0].size for p in parts], out=indptr[1:])
+            self._matrix = (
+                csr_matrix((np.concatenate([p[1] for p in parts]), np.concatenate([p[0] for p in parts]),
+                            indptr), shape=(len(parts), len(self.vars))),
+                np.array([p[2] for p in parts]),
+                np.array([np.nan if p[3] is None else p[3] for p in parts]),
+                np.array([np.nan if p[4] is None else p[4] for p in parts]),
+            )
+        A, const, lo, up = self._matrix
+        if A.shape[1] < len(self.vars):
+            A.resize((A.shape[0], len(self.vars)))
+        x = np.array([np.nan if v.value is None else v.value for v in self.vars], dtype=float)
+        act = A @ np.nan_to_num(x) + const
+        with np.errstate(invalid="ignore"):
+            slack_lo = np.isnan(lo) | (act - lo > tol * np.maximum(1.0, np.abs(lo)))
+            slack_up = np.isnan(up) | (up - act > tol * np.maximum(1.0, np.abs(up)))
+        slack = slack_lo & slack_up
+        for i, s_ in zip(idx, slack.tolist()):
+            self.slack[i] = self.slack[i] + 1 if s_ else 0
+        return idx
 
 
 def _cut_list(model):
@@ -208,6 +298,7 @@ def row_generation(
     max_cuts_per_round: int | None = None,
     persistent: bool = True,
     time_limit: float | None = None,
+    purge_after: int | None = None,
     threads: int | None = None,
     options: dict[str, Any] | None = None,
 ) -> RowGenResult:
@@ -238,6 +329,10 @@ def row_generation(
         :func:`~clusteropt.solvers.solve` every round (for comparison).
     time_limit : float, optional
         Wall-clock seconds for the whole loop; each solve gets what is left.
+    purge_after : int, optional
+        Delete a cut the loop added once it has been slack (strictly inside its bounds, by more
+        than ``tol`` relative) at this many consecutive optima; None keeps every cut.  Only linear
+        cuts in ``model.rowgen_cuts`` added by this call are ever deleted.
     threads, options :
         Passed to every solve.
 
@@ -253,7 +348,7 @@ def row_generation(
         When the first solve does not reach optimality (there is no bound to report), or a
         later one fails for a reason other than the time limit.
     ValueError
-        For bad ``tol`` / ``max_rounds`` / ``max_cuts_per_round`` / ``time_limit``.
+        For bad ``tol`` / ``max_rounds`` / ``max_cuts_per_round`` / ``time_limit`` / ``purge_after``.
 
     References
     ----------
@@ -289,6 +384,8 @@ def row_generation(
         raise ValueError(f"max_cuts_per_round = {max_cuts_per_round!r}; expected a positive integer or None")
     if time_limit is not None and not (time_limit > 0 and math.isfinite(time_limit)):
         raise ValueError(f"time_limit = {time_limit!r}; expected a positive number of seconds")
+    if purge_after is not None and (int(purge_after) != purge_after or purge_after < 1):
+        raise ValueError(f"purge_after = {purge_after!r}; expected a positive integer or None")
 
     start = time.perf_counter()
     cuts_list = _cut_list(model)
@@ -297,6 +394,8 @@ def row_generation(
 
     build_s = solve_s = sep_s = 0.0
     per_round: list[int] = []
+    removed: list[int] = []
+    mirror = _CutMirror() if purge_after is not None else None
     seen: set[Hashable] = set()
     last: SolveResult | None = None
     status = ""
@@ -361,12 +460,22 @@ def row_generation(
         if max_cuts_per_round is not None:
             fresh = fresh[: int(max_cuts_per_round)]
         t0 = time.perf_counter()
+        n_removed = 0
+        if mirror is not None:
+            for i in mirror.count_slack(tol):
+                if mirror.slack[i] >= purge_after:
+                    seen.discard(mirror.remove(i))
+                    del cuts_list[i]
+                    n_removed += 1
         for c in fresh:
-            cuts_list.add(c.expr)
+            con = cuts_list.add(c.expr)
             if c.key is not None:
                 seen.add(c.key)
+            if mirror is not None:
+                mirror.add(con, c.key)
         build_s += time.perf_counter() - t0
         per_round.append(len(fresh))
+        removed.append(n_removed)
 
     assert last is not None
     total = time.perf_counter() - start
@@ -389,6 +498,8 @@ def row_generation(
         sense=sense,
         rounds=rounds,
         cuts_per_round=tuple(per_round),
+        removed_per_round=tuple(removed),
+        n_rows=len(cuts_list),
         max_violation=0.0 if status == "converged" else float(max_violation),
         build_seconds=build_s,
         solve_seconds=solve_s,
