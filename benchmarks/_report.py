@@ -5,6 +5,7 @@ by ``run_all``).
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import json
 import os
@@ -45,6 +46,20 @@ def header(name: str, packages: tuple[str, ...]) -> dict:
         "machine": machine_info(),
         "versions": {pkg: package_version(pkg) for pkg in packages},
     }
+
+
+def parser(name: str, doc: str, quick_help: str) -> argparse.ArgumentParser:
+    """The options every benchmark takes: ``--quick`` (small, print only) and ``--out DIR``."""
+    out = argparse.ArgumentParser(prog=f"python -m benchmarks.{name}", description=doc.split("\n")[0])
+    out.add_argument("--quick", action="store_true", help=quick_help)
+    out.add_argument("--out", type=Path, default=None,
+                     help="directory for the .json / .md results (default benchmarks/results; --quick: none)")
+    return out
+
+
+def output_dir(args: argparse.Namespace) -> Path | None:
+    """Where results go: ``--out`` if given, else benchmarks/results, except quick runs (nowhere)."""
+    return args.out if args.out is not None else (None if args.quick else RESULTS_DIR)
 
 
 def write_results(name: str, report: dict, markdown: str, out: Path | None) -> None:

@@ -14,11 +14,9 @@ Run ``python -m benchmarks.coflow_scale`` (writes ``benchmarks/results/``) or ``
 
 from __future__ import annotations
 
-import argparse
 import time
-from pathlib import Path
 
-from benchmarks._report import RESULTS_DIR, header, machine_info, write_results
+from benchmarks._report import header, machine_info, output_dir, parser, write_results
 from clusteropt.algorithms.coflow.pipeline import POLICIES, run_coflow
 from clusteropt.instances import random_coflows
 from clusteropt.models.coflow import cos_lower_bound
@@ -90,13 +88,9 @@ def to_markdown(report: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.coflow_scale", description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="small workload, one seed; print only")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="directory for the .json / .md results (default benchmarks/results; --quick: none)")
-    args = parser.parse_args(argv)
+    args = parser(NAME, __doc__, "small workload, one seed; print only").parse_args(argv)
     params = dict(QUICK if args.quick else FULL)
-    out = args.out if args.out is not None else (None if args.quick else RESULTS_DIR)
+    out = output_dir(args)
     report = {**header(NAME, ("clusteropt", "pyomo", "highspy", "numpy", "scipy")), "parameters": params,
               "seeds": []}
     for seed in params["seeds"]:

@@ -35,17 +35,16 @@ Run ``python -m benchmarks.persistent_resolve`` (full, writes ``benchmarks/resul
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import gc
 import statistics
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 
-from benchmarks._report import RESULTS_DIR, header, machine_info, write_results
+from benchmarks._report import header, machine_info, output_dir, write_results
+from benchmarks._report import parser as make_parser
 from clusteropt.instances import WorkerPlacementInstance, random_worker_placement
 from clusteropt.models.worker_placement import (
     build_worker_placement,
@@ -300,20 +299,13 @@ def to_markdown(report: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.persistent_resolve", description=__doc__.split("\n")[0]
-    )
-    parser.add_argument("--quick", action="store_true", help="small instance, few slots; print only")
+    parser = make_parser(NAME, __doc__, "small instance, few slots; print only")
     parser.add_argument("--slots", type=int, help="slots after the first (default 20, quick 3)")
     parser.add_argument("--n-jobs", type=int)
     parser.add_argument("--n-servers", type=int)
     parser.add_argument("--seed", type=int)
     parser.add_argument(
         "--variants", default="lp,milp", help="comma-separated: lp (relax=True), milp (default both)"
-    )
-    parser.add_argument(
-        "--out", type=Path, default=None,
-        help="directory for the .json / .md results (default benchmarks/results; --quick: none)",
     )
     args = parser.parse_args(argv)
 
@@ -327,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
     bad = set(variants) - {"lp", "milp"}
     if bad:
         parser.error(f"unknown variant(s) {sorted(bad)}; expected lp, milp")
-    out = args.out if args.out is not None else (None if args.quick else RESULTS_DIR)
+    out = output_dir(args)
 
     report = {
         **header(NAME, ("clusteropt", "pyomo", "highspy", "cvxpy", "numpy")),

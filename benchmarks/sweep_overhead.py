@@ -19,14 +19,13 @@ Run ``python -m benchmarks.sweep_overhead`` (writes ``benchmarks/results/``) or 
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-from benchmarks._report import RESULTS_DIR, header, machine_info, write_results
+from benchmarks._report import header, machine_info, output_dir, parser, write_results
 from clusteropt.experiments import Experiment, ResultsStore, get_experiment, run_sweep
 from clusteropt.experiments.runner import execute_cell
 
@@ -123,14 +122,9 @@ def to_markdown(report: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.sweep_overhead",
-                                     description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="few repetitions, no Dask; print only")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="directory for the .json / .md results (default benchmarks/results; --quick: none)")
-    args = parser.parse_args(argv)
+    args = parser(NAME, __doc__, "few repetitions, no Dask; print only").parse_args(argv)
     params = dict(QUICK if args.quick else FULL)
-    out = args.out if args.out is not None else (None if args.quick else RESULTS_DIR)
+    out = output_dir(args)
     report = {**header(NAME, ("clusteropt", "joblib", "dask", "distributed", "highspy")), "parameters": params}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

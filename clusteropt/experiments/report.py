@@ -20,14 +20,12 @@ from typing import Any
 
 import pandas as pd
 
-from clusteropt.experiments.spec import Experiment
+from clusteropt.experiments.spec import RESERVED_COLUMNS, Experiment
 
 __all__ = ["markdown_table", "summarize", "write_report"]
 
 log = logging.getLogger(__name__)
 
-_NOT_METRICS = {"experiment", "code_version", "seed", "cell_seed", "policy", "status", "error",
-                "seconds", "worker", "finished_at"}
 
 
 def _text(value: Any) -> str:
@@ -78,7 +76,7 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
     """
     keys = [*param_columns(table), "policy"]
     metrics = [c for c in table.columns
-               if c not in _NOT_METRICS and c not in keys and pd.api.types.is_numeric_dtype(table[c])]
+               if c not in RESERVED_COLUMNS and c not in keys and pd.api.types.is_numeric_dtype(table[c])]
     groups = table.groupby(keys, sort=False, dropna=False)
     out = groups.size().rename("cells").to_frame()
     for status in ("ok", "failed", "timeout"):

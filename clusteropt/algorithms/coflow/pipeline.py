@@ -157,7 +157,8 @@ def run_coflow(
     if policy not in POLICIES:
         raise ValueError(f"policy = {policy!r}; expected one of {', '.join(POLICIES)}")
     seconds: dict[str, float] = {}
-    if bound is None and (lower_bound or policy == "lp-order"):
+    report_bound = lower_bound or policy == "lp-order"
+    if bound is None and report_bound:
         from clusteropt.models.coflow import cos_lower_bound
 
         t0 = time.perf_counter()
@@ -178,7 +179,7 @@ def run_coflow(
         completion=check.completion if check.completion is not None else np.zeros(inst.n_coflows, np.int64),
         total_weighted_cct=float(check.value), verified=check.feasible,
         violations=tuple(str(v) for v in check.violations),
-        lower_bound=None if bound is None or not (lower_bound or policy == "lp-order") else float(bound[0]),
-        bound_converged=None if bound is None or not (lower_bound or policy == "lp-order") else bool(bound[2]),
+        lower_bound=float(bound[0]) if report_bound and bound is not None else None,
+        bound_converged=bool(bound[2]) if report_bound and bound is not None else None,
         seconds=seconds,
     )
