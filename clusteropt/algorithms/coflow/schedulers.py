@@ -56,7 +56,7 @@ def _check_order(order, n: int) -> np.ndarray:
 def _merge_blocks(start, length, coflow, inp, out, order) -> CoflowSchedule:
     """One block per distinct (start, length), holding every flow segment with that span."""
     start, length = np.asarray(start, np.int64), np.asarray(length, np.int64)
-    key = np.lexsort((length, start))
+    key = np.argsort(start * (int(length.max(initial=0)) + 1) + length, kind="stable")
     start, length = start[key], length[key]
     new = np.ones(start.size, dtype=bool)
     new[1:] = (np.diff(start) != 0) | (np.diff(length) != 0)
@@ -188,12 +188,17 @@ def decompose_into_matchings(matrix) -> list[tuple[int, np.ndarray, np.ndarray]]
     a = np.asarray(matrix, dtype=np.int64)
     if a.ndim != 2 or (a < 0).any():
         raise ValueError("matrix must be a 2-d array of non-negative edge counts")
-    n = max(a.shape)
-    real = np.zeros((n, n), dtype=np.int64)
-    real[: a.shape[0], : a.shape[1]] = a
-    delta = int(max(real.sum(axis=0).max(initial=0), real.sum(axis=1).max(initial=0)))
-    if delta == 0:
+    # only ports with edges take part; the smaller side is padded with empty ports
+    row_ids = np.flatnonzero(a.sum(axis=1))
+    col_ids = np.flatnonzero(a.sum(axis=0))
+    n = max(row_ids.size, col_ids.size)
+    if n == 0:
         return []
+    real = np.zeros((n, n), dtype=np.int64)
+    real[: row_ids.size, : col_ids.size] = a[np.ix_(row_ids, col_ids)]
+    row_ids = np.concatenate([row_ids, np.full(n - row_ids.size, -1)])
+    col_ids = np.concatenate([col_ids, np.full(n - col_ids.size, -1)])
+    delta = int(max(real.sum(axis=0).max(), real.sum(axis=1).max()))
     dummy = np.zeros_like(real)
     rd, cd = delta - real.sum(axis=1), delta - real.sum(axis=0)
     i = j = 0
@@ -211,42 +216,37 @@ def decompose_into_matchings(matrix) -> list[tuple[int, np.ndarray, np.ndarray]]
     total = real + dummy
     out = []
     done = 0
+    r = np.arange(n)
+    # One CSR graph whose (public) index arrays are replaced by the current support each round:
+    # building it through the constructor's checks, or from COO, costs more than the matching.
+    graph = csr_matrix((n, n), dtype=np.int8)
+    indptr = np.zeros(n + 1, dtype=np.int32)
     while done < delta:
-        rows, cols = np.nonzero(total)
-        graph = csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n, n))
+        support = total > 0
+        np.cumsum(np.count_nonzero(support, axis=1), out=indptr[1:])
+        graph.indices = (np.flatnonzero(support) % n).astype(np.int32)
+        graph.indptr = indptr
+        graph.data = np.ones(graph.indices.size, dtype=np.int8)
         match = maximum_bipartite_matching(graph, perm_type="column")
         if (match < 0).any():  # pragma: no cover - Konig guarantees a perfect matching
             raise RuntimeError("no perfect matching in a regular bipartite multigraph")
-        r = np.arange(n)
-        count = int(total[r, match].min())
-        keep = real[r, match] > 0
-        # serve real edges first; a cell with fewer real than count splits (handled by callers)
-        out.append((count, r[keep], match[keep]))
-        total[r, match] -= count
-        take = np.minimum(real[r, match], count)
-        real[r, match] -= take
+        cell = total[r, match]
+        count = int(cell.min())
+        have = real[r, match]
+        keep = have > 0
+        rows, cols, have_kept = row_ids[r[keep]], col_ids[match[keep]], have[keep]
+        # real edges are served first; a cell with fewer real edges than ``count`` (the rest are
+        # dummies) is in the matching only for its first ``have`` slots, so the run is cut there
+        if have_kept.size == 0 or have_kept.min() >= count:
+            out.append((count, rows, cols))
+        else:
+            cuts = np.unique(np.concatenate([[0], np.minimum(have_kept, count), [count]]))
+            for lo, hi in itertools.pairwise(cuts.tolist()):
+                on = have_kept > lo
+                out.append((hi - lo, rows[on], cols[on]))
+        total[r, match] = cell - count
+        real[r, match] = have - np.minimum(have, count)
         done += count
-    return _split_partial(out, a)
-
-
-def _split_partial(parts, a):
-    """Re-cut the matchings so every real cell is served exactly its count of slots.
-
-    A matching taken ``count`` times may hold a cell with fewer real edges left than ``count``
-    (the rest were dummies); such a cell is in the matching only for its first slots.
-    """
-    remaining = np.asarray(a, dtype=np.int64).copy()
-    out = []
-    for count, rows, cols in parts:
-        have = remaining[rows, cols]
-        cut = np.unique(np.concatenate([[0], np.minimum(have, count), [count]]))
-        for lo, hi in itertools.pairwise(cut):
-            on = have > lo
-            if hi > lo and on.any():
-                out.append((int(hi - lo), rows[on], cols[on]))
-            elif hi > lo:
-                out.append((int(hi - lo), rows[:0], cols[:0]))
-        remaining[rows, cols] -= np.minimum(have, count)
     return out
 
 
