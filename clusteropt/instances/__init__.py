@@ -4,6 +4,7 @@ from clusteropt.instances.base import INSTANCE_KINDS, Instance, InstanceError, l
 from clusteropt.instances.coflow import CoflowInstance, ConcurrentOpenShopInstance
 from clusteropt.instances.coflow_random import random_coflows
 from clusteropt.instances.coflow_trace import TraceError, read_coflow_benchmark
+from clusteropt.instances.realtime import RealtimeInstance, random_realtime, realtime_preset
 from clusteropt.instances.worker_placement import (
     WorkerPlacementInstance,
     random_worker_placement,
@@ -15,10 +16,13 @@ __all__ = [
     "ConcurrentOpenShopInstance",
     "Instance",
     "InstanceError",
+    "RealtimeInstance",
     "TraceError",
     "WorkerPlacementInstance",
     "load_instance",
     "random_coflows",
+    "random_realtime",
     "random_worker_placement",
     "read_coflow_benchmark",
+    "realtime_preset",
 ]

@@ -1,5 +1,11 @@
 """The time-slotted online driver and the policies that decide each slot.
 
-Policies follow the estimator habit (``__init__`` stores parameters, ``reset(instance)``,
-``step(t, observation)``); the paper systems add the driver and their policies here.
+Policies follow the estimator habit (``__init__`` stores parameters, ``reset(instance, rng)``,
+``step(t, observation)``); :func:`run_online` runs any policy on any system whose environment is
+registered.  Systems: paper 002 (``clusteropt.online.realtime``, ``clusteropt.online.regions``).
 """
+
+from clusteropt.online import realtime
+from clusteropt.online.driver import ENVIRONMENTS, register_environment, run_online
+
+__all__ = ["ENVIRONMENTS", "realtime", "register_environment", "run_online"]

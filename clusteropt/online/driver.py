@@ -1,0 +1,103 @@
+"""The one time-slotted driver every online system runs on.
+
+An *environment* holds what the world does: it draws the random inputs of every slot from its own
+generator, shows the policy a slot's observation, applies the policy's decision and records the
+outcome.  A *policy* follows the estimator habit (``__init__`` stores parameters only;
+``reset(instance, rng)`` creates its state, whose attributes end in ``_``; ``step(t, observation)``
+is the only mutator and returns the decision).  Environments register per instance kind
+(:func:`register_environment`), so :func:`run_online` runs any policy on any system.
+
+Randomness: ``seed`` is split once with :class:`numpy.random.SeedSequence` into the environment's
+stream and the policy's stream.  Two policies run with the same seed therefore see the very same
+inputs (common random numbers), which makes paired comparisons exact.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import numpy as np
+
+from clusteropt.registries import lookup
+
+__all__ = ["ENVIRONMENTS", "Environment", "Policy", "register_environment", "run_online"]
+
+log = logging.getLogger(__name__)
+
+
+class Environment(Protocol):
+    """What :func:`run_online` needs from a system's environment."""
+
+    def observe(self, t: int) -> Any:
+        """The observation of slot ``t`` (1-based)."""
+
+    def apply(self, t: int, decision: Any) -> None:
+        """Carry out the decision of slot ``t`` and record its outcome."""
+
+    def result(self, policy: Any) -> Any:
+        """The run's trace once every slot is done."""
+
+
+class Policy(Protocol):
+    """What :func:`run_online` needs from a policy."""
+
+    name: str
+
+    def reset(self, instance: Any, rng: np.random.Generator) -> None:
+        """Create the state for a new run on ``instance``."""
+
+    def step(self, t: int, observation: Any) -> Any:
+        """Decide slot ``t``."""
+
+
+#: Instance kind -> ``factory(instance, horizon, rng) -> Environment``.
+ENVIRONMENTS: dict[str, Callable[..., Environment]] = {}
+
+
+def register_environment(kind: str, factory: Callable[..., Environment]) -> Callable[..., Environment]:
+    """Register the environment factory of an instance kind (once per kind)."""
+    if kind in ENVIRONMENTS and ENVIRONMENTS[kind] is not factory:
+        raise ValueError(f"environment {kind!r} is registered twice")
+    ENVIRONMENTS[kind] = factory
+    return factory
+
+
+def run_online(policy: Policy, instance: Any, *, horizon: int, seed=None, progress: bool = False) -> Any:
+    """Run ``policy`` on ``instance`` for slots ``1..horizon`` and return the environment's trace.
+
+    Parameters
+    ----------
+    policy : Policy
+        Reset at the start, so one policy object can run many times.
+    instance : Instance
+        Its ``kind`` selects the environment.
+    horizon : int
+        Number of slots (frames), >= 1.
+    seed : int, SeedSequence or None
+        Split into the environment's and the policy's random streams (module docstring).
+    progress : bool
+        Log every tenth of the run at INFO level.
+
+    Raises
+    ------
+    ValueError
+        ``horizon`` < 1, or no environment for the instance's kind.
+    """
+    if not isinstance(horizon, int | np.integer) or horizon < 1:
+        raise ValueError(f"horizon = {horizon!r}; expected an integer >= 1")
+    kind = getattr(instance, "kind", type(instance).__name__)
+    if kind not in ENVIRONMENTS:
+        import clusteropt.online  # noqa: F401  (systems register their environments on import)
+    factory = lookup(ENVIRONMENTS, kind, "environment")
+    seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    env_seq, policy_seq = seq.spawn(2)
+    env = factory(instance, int(horizon), np.random.default_rng(env_seq))
+    policy.reset(instance, np.random.default_rng(policy_seq))
+    tenth = max(1, int(horizon) // 10)
+    for t in range(1, int(horizon) + 1):
+        env.apply(t, policy.step(t, env.observe(t)))
+        if progress and t % tenth == 0:
+            log.info("%s: slot %d of %d", getattr(policy, "name", type(policy).__name__), t, horizon)
+    return env.result(policy)
