@@ -234,25 +234,104 @@ def import_coflow_cmd(trace: str, unit_mb: float, slot_ms: float, out_path: str)
                f"{inst.n_inputs} ports -> {out_path}")
 
 
+def _floats(text: str | None, what: str) -> list[float] | None:
+    """``"0.4,0.5"`` -> [0.4, 0.5]; a bad entry names the option and its position."""
+    if text is None:
+        return None
+    out = []
+    for k, raw in enumerate(text.split(",")):
+        try:
+            out.append(float(raw))
+        except ValueError:
+            raise BadInput(f"{what}[{k}] = {raw!r}; expected a number (comma-separated list)") from None
+    return out
+
+
+def _write_json(path: str, data: dict) -> None:
+    try:
+        write_text_atomic(path, json.dumps(data) + "\n")
+    except OSError as exc:
+        raise BadInput(f"cannot write {path}: {exc.strerror}") from None
+
+
+@cli.group("generate")
+def generate_group() -> None:
+    """Write generated instance files (the papers' settings, from fixed seeds)."""
+
+
+@generate_group.command("realtime")
+@click.option("--preset", type=click.Choice(["paper", "fig3", "fig4", "fig5", "random"]), default="paper",
+              show_default=True, help="Paper 002 setting: Fig. 1 / Examples 6, 11; Figs. 3-5; or random.")
+@click.option("--n", "n", type=int, default=None, help="fig5: N = M; random: N (and M unless --workers).")
+@click.option("--workers", type=int, default=None, help="random: M.")
+@click.option("--generation", type=float, default=None, help="fig3: P[J_2j = 1]; fig5: P[J_ij = 1].")
+@click.option("--success", type=float, default=None, help="fig4: P_2j.")
+@click.option("--requirement", type=str, default=None, metavar="R1,R2,...", help="Requirement r (one per app).")
+@click.option("--seed", type=int, default=0, show_default=True, help="random: the generator's seed.")
+@click.option("-o", "--output", "out_path", required=True, help="Instance file to write (JSON).")
+def generate_realtime_cmd(preset, n, workers, generation, success, requirement, seed, out_path) -> None:
+    """A paper 002 instance (real-time jobs on unreliable workers)."""
+    from clusteropt.instances import random_realtime, realtime_preset
+
+    try:
+        if preset == "random":
+            if generation is not None or success is not None:
+                raise ValueError("--generation and --success are for the fig presets; random draws them")
+            apps = 4 if n is None else n
+            inst = random_realtime(apps, apps if workers is None else workers, seed=seed)
+        else:
+            if workers is not None:
+                raise ValueError("--workers is for --preset random")
+            inst = realtime_preset(preset, n=n, generation=generation, success=success)
+        r = _floats(requirement, "--requirement")
+        if r is not None:
+            inst = inst.with_requirement(r)
+    except (InstanceError, ValueError) as exc:
+        raise BadInput(str(exc)) from None
+    try:
+        inst.to_json(out_path)
+    except OSError as exc:
+        raise BadInput(f"cannot write {out_path}: {exc.strerror}") from None
+    click.echo(f"{inst.name}: {inst.n_apps} applications, {inst.n_workers} workers, "
+               f"requirement {inst.requirement.tolist()} -> {out_path}")
+
+
 @cli.command("run")
 @click.argument("instance", type=str)
-@click.option("--policy", default="primal-dual", show_default=True,
-              help="Ordering: primal-dual, lp-order, sincronia, sebf, fifo, smallest-first, largest-first.")
+@click.option("--policy", default=None,
+              help="Coflow ordering: primal-dual (default), lp-order, sincronia, sebf, fifo, smallest-first, "
+                   "largest-first.  Realtime: sqrt-greedy (default), max-weight, weight-greedy, random.")
 @click.option("--schedule", "scheduler", type=click.Choice(["paper", "greedy"]), default="greedy",
-              show_default=True, help="Scheduler: the paper's moved blocks, or the priority greedy.")
-@click.option("--lower-bound", is_flag=True, help="Also compute the LP lower bound (row generation).")
-@click.option("--kappa", type=float, default=0.5, show_default=True, help="Primal-dual threshold.")
-@click.option("--json", "json_path", type=str, default=None, help="Write order, completions, blocks to FILE.")
-def run_cmd(instance, policy, scheduler, lower_bound, kappa, json_path) -> None:
-    """Order and schedule a coflow (or concurrent-open-shop) instance; the schedule is verified."""
-    from clusteropt.algorithms.coflow.pipeline import run_coflow
+              show_default=True, help="Coflow scheduler: the paper's moved blocks, or the priority greedy.")
+@click.option("--lower-bound", is_flag=True, help="Coflow: also compute the LP lower bound (row generation).")
+@click.option("--kappa", type=float, default=0.5, show_default=True, help="Coflow: primal-dual threshold.")
+@click.option("--frames", type=int, default=10_000, show_default=True, help="Realtime: frames to simulate.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Realtime: random seed of the run.")
+@click.option("--requirement", type=str, default=None, metavar="R1,R2,...",
+              help="Realtime: requirement r (default: the instance's).")
+@click.option("--json", "json_path", type=str, default=None, help="Write the run's result to FILE (README).")
+def run_cmd(instance, policy, scheduler, lower_bound, kappa, frames, seed, requirement, json_path) -> None:
+    """Run a policy on an instance; its output is verified.
 
+    Coflow (and concurrent-open-shop) instances: order and schedule.  Realtime instances (paper 002):
+    simulate ``--frames`` frames and report each application's completion rate.
+    """
     inst = _load(instance)
     if inst.kind == "concurrent-open-shop":
         inst = inst.to_coflow()
-    if inst.kind != "coflow":
-        raise BadInput(f"{instance}: instances of kind {inst.kind!r} have no runner; `run` takes coflow "
-                       "and concurrent-open-shop instances")
+    if inst.kind == "coflow":
+        _run_coflow(inst, policy or "primal-dual", scheduler, lower_bound, kappa, json_path)
+    elif inst.kind == "realtime":
+        _run_realtime(inst, policy or "sqrt-greedy", frames, seed, _floats(requirement, "--requirement"),
+                      json_path)
+    else:
+        raise BadInput(f"{instance}: instances of kind {inst.kind!r} have no runner; `run` takes coflow, "
+                       "concurrent-open-shop and realtime instances")
+
+
+def _run_coflow(inst, policy, scheduler, lower_bound, kappa, json_path) -> None:
+    from clusteropt.algorithms.coflow.pipeline import run_coflow
+
     try:
         result = run_coflow(inst, policy, scheduler, lower_bound=lower_bound, kappa=kappa)
     except ValueError as exc:
@@ -264,12 +343,82 @@ def run_cmd(instance, policy, scheduler, lower_bound, kappa, json_path) -> None:
         line += f"; LP bound {result.lower_bound:.6g} (ratio {result.ratio:.4f})"
     click.echo(line)
     if json_path is not None:
-        try:
-            write_text_atomic(json_path, json.dumps(result.to_json_dict(inst)) + "\n")
-        except OSError as exc:
-            raise BadInput(f"cannot write {json_path}: {exc.strerror}") from None
+        _write_json(json_path, result.to_json_dict(inst))
     if not result.verified:
         raise SolverFailure(f"the schedule failed verification: {'; '.join(result.violations[:3])}")
+
+
+def _run_realtime(inst, policy, frames, seed, requirement, json_path) -> None:
+    from clusteropt.online import run_online
+    from clusteropt.online.realtime import make_policy
+    from clusteropt.verify import check_realtime_run
+
+    try:
+        if requirement is not None:
+            inst = inst.with_requirement(requirement)
+        run = run_online(make_policy(policy), inst, horizon=frames, seed=seed)
+    except (InstanceError, ValueError) as exc:
+        raise BadInput(str(exc)) from None
+    check = check_realtime_run(inst, run)
+    rates = ", ".join(f"{x:.4f}" for x in check.rates)
+    click.echo(f"{policy}: {frames} frames, completion rates [{rates}] vs requirement "
+               f"{inst.requirement.tolist()}; fulfilled (within 0.01) {run.fulfilled()}; "
+               f"verified {check.feasible}")
+    if json_path is not None:
+        out = run.to_json_dict()
+        out["completion_rate"] = check.rates.tolist()  # the verifier's recount
+        out["verified"] = check.feasible
+        _write_json(json_path, out)
+    if not check.feasible:
+        raise SolverFailure(f"the run failed verification: {'; '.join(str(v) for v in check.violations[:3])}")
+
+
+@cli.command("region")
+@click.argument("instance", type=str)
+@click.option("--policy", default="sqrt-greedy", show_default=True,
+              help="sqrt-greedy, max-weight, weight-greedy or random.")
+@click.option("--direction", type=str, default=None, metavar="D1,D2,...",
+              help="Direction d >= 0 (default: the instance's requirement, or all ones).")
+@click.option("--exact", is_flag=True, help="Also solve the exact region LP (small instances).")
+@click.option("--frames", type=int, default=10_000, show_default=True, help="Frames per simulation.")
+@click.option("--tol", type=float, default=0.01, show_default=True,
+              help="Accept rates this far below the requirement (the paper's 0.01).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed shared by every bisection step.")
+@click.option("--json", "json_path", type=str, default=None, help="Write theta (and exact_theta) to FILE.")
+def region_cmd(instance, policy, direction, exact, frames, tol, seed, json_path) -> None:
+    """Largest multiple theta * d of a direction that a realtime policy fulfils (paper 002, Sec. IV)."""
+    from clusteropt.online.realtime import POLICIES
+    from clusteropt.online.regions import estimate_theta, exact_region
+    from clusteropt.solvers import SolverError
+
+    inst = _load(instance)
+    if inst.kind != "realtime":
+        raise BadInput(f"{instance}: `region` takes realtime instances, not {inst.kind!r}")
+    if policy not in POLICIES:
+        raise BadInput(f"--policy {policy!r}; expected one of {', '.join(POLICIES)}")
+    d = _floats(direction, "--direction")
+    try:
+        theta = estimate_theta(inst, policy, d, frames=frames, tol=tol, seed=seed)
+        out: dict[str, Any] = {"policy": policy, "frames": frames, "tol": tol, "seed": seed, "theta": theta}
+        line = f"{policy}: theta = {theta:.4f}"
+        if exact:
+            strict = exact_region(inst, d)
+            matched = exact_region(inst, d, slack=tol)
+            out.update(direction=strict.direction.tolist(), exact_theta=strict.theta,
+                       exact_theta_with_tol=matched.theta, exact_rates=strict.rates.tolist())
+            line += (f"; exact theta = {strict.theta:.4f} (R_max boundary), {matched.theta:.4f} with the "
+                     f"same {tol} slack; fraction {theta / matched.theta:.4f}")
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
+    except SolverError as exc:
+        raise SolverFailure(str(exc)) from None
+    if "direction" not in out:
+        from clusteropt.models.realtime import resolve_direction
+
+        out["direction"] = resolve_direction(inst, d).tolist()
+    click.echo(line)
+    if json_path is not None:
+        _write_json(json_path, out)
 
 
 @cli.group("experiment")

@@ -35,6 +35,7 @@ __all__ = [
     "build_region_lp",
     "maximal_packings",
     "region_data",
+    "resolve_direction",
 ]
 
 
@@ -207,7 +208,7 @@ def build_region_lp(inst: RealtimeInstance, direction=None, *, data: RegionData 
     >>> round(res.objective, 6), round(0.64 * 0.729 / (0.64 + 0.729), 6)
     (0.340804, 0.340804)
     """
-    d = _direction(inst, direction)
+    d = resolve_direction(inst, direction)
     if not (math.isfinite(slack) and slack >= 0):
         raise ValueError(f"slack = {slack!r}; expected a finite number >= 0")
     data = region_data(inst, max_states) if data is None else data
@@ -235,7 +236,8 @@ def build_region_lp(inst: RealtimeInstance, direction=None, *, data: RegionData 
     return m
 
 
-def _direction(inst: RealtimeInstance, direction) -> np.ndarray:
+def resolve_direction(inst: RealtimeInstance, direction) -> np.ndarray:
+    """``direction`` as a checked array (N,); None: ``r``, or all ones when ``r`` is zero."""
     if direction is None:
         d = np.asarray(inst.requirement, dtype=float)
         if not d.any():

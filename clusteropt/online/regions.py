@@ -115,9 +115,9 @@ def estimate_theta(inst: RealtimeInstance, policy: str | Callable, direction=Non
     ----------
     Paper 002, Sec. IV (Figs. 3-5).
     """
-    from clusteropt.models.realtime import _direction
+    from clusteropt.models.realtime import resolve_direction
 
-    d = _direction(inst, direction)
+    d = resolve_direction(inst, direction)
     factory = (lambda r: make_policy(policy, r)) if isinstance(policy, str) else policy
 
     def ok(theta: float) -> bool:
