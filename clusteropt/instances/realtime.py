@@ -201,7 +201,10 @@ def realtime_preset(
 
     ``"paper"``
         Fig. 1 and Example 6: N = 2, M = 4, one pattern (A_1 needs W_1, W_2; A_2 needs W_2, W_3,
-        W_4), ``P_{1,j} = 0.8``, ``P_{2,j} = 0.9``, ``r = (0.48, 0.5)``.
+        W_4), ``P_{1,j} = 0.8``, ``P_{2,j} = 0.9``, ``r = (0.48, 0.5)``.  Example 6 only computes
+        frame 1; this ``r`` is not feasible (the jobs always interfere, so at best a fraction
+        ``theta = 1 / (0.48 / 0.64 + 0.5 / 0.729) = 0.696`` of it is), and run online its virtual
+        queues grow without bound.
     ``"fig3"``
         Fig. 3: N = M = 2, independent tasks, ``P[J_{1,j} = 1] = 0.5``, ``P[J_{2,j} = 1] =
         generation`` (the paper plots 0.3 and 0.5; default 0.3), ``P_{i,j} = 0.9``.

@@ -28,7 +28,14 @@ from clusteropt.instances.realtime import MAX_STATES, RealtimeInstance
 from clusteropt.online.driver import run_online
 from clusteropt.online.realtime import StationaryPolicy, make_policy
 
-__all__ = ["ExactRegion", "RegionFraction", "estimate_theta", "exact_region", "region_fraction"]
+__all__ = [
+    "ExactRegion",
+    "RegionFraction",
+    "estimate_theta",
+    "exact_region",
+    "quadrant_directions",
+    "region_fraction",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -187,10 +194,11 @@ def quadrant_directions(k: int) -> np.ndarray:
 
 
 def region_fraction(inst: RealtimeInstance, policy: str | Callable, directions: Sequence | int = 9, *,
-                    frames: int = 10_000, tol: float = 0.01, seed=0) -> RegionFraction:
+                    frames: int = 10_000, tol: float = 0.01, seed=0, precision: float = 1e-3) -> RegionFraction:
     """``estimate_theta`` and ``exact_region`` along each direction (an int: quadrant directions, N = 2)."""
     dirs = quadrant_directions(directions) if isinstance(directions, int) else np.asarray(directions, dtype=float)
-    est = np.array([estimate_theta(inst, policy, d, frames=frames, tol=tol, seed=seed) for d in dirs])
+    est = np.array([estimate_theta(inst, policy, d, frames=frames, tol=tol, seed=seed, precision=precision)
+                    for d in dirs])
     from clusteropt.models.realtime import region_data
 
     data = region_data(inst)
