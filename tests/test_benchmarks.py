@@ -39,7 +39,23 @@ def test_coflow_scale_quick(tmp_path):
 
     assert coflow_scale.main(["--quick", "--out", str(tmp_path)]) == 0
     report = json.loads((tmp_path / "coflow_scale.json").read_text())
-    seed = report["seeds"][0]
-    assert seed["lp"]["converged"]
-    assert len(seed["runs"]) == 2 * len(coflow_scale.POLICIES)
-    assert all(r["ratio"] >= 1 - 1e-9 for r in seed["runs"].values())
+    assert [case["release"] for case in report["cases"]] == [True, False]
+    for case in report["cases"]:
+        seed = case["seeds"][0]
+        assert seed["lp"]["converged"]
+        assert len(seed["runs"]) == 2 * len(coflow_scale.POLICIES)
+        assert all(r["ratio"] >= 1 - 1e-9 for r in seed["runs"].values())
+    assert "## all released at 0" in (tmp_path / "coflow_scale.md").read_text()
+
+
+def test_realtime_speed_quick(tmp_path):
+    from benchmarks import realtime_speed
+
+    assert realtime_speed.main(["--quick", "--out", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "realtime_speed.json").read_text())
+    case = report["speed"][0]
+    assert set(case["runs"]) == {*realtime_speed.POLICIES, "max-weight (ilp)"}
+    assert case["ilp_vs_search"]["max_rel_diff"] <= 1e-7
+    assert report["exact"][0]["states"] == 512 and report["exact"][0]["theta"] > 0
+    assert all(0.5 < r["area_ratio"] <= r["area_ratio_strict"] < 1.5 for r in report["quality"])
+    assert "## (c) region quality" in (tmp_path / "realtime_speed.md").read_text()

@@ -10,7 +10,7 @@ the imports at the top).  Plots live in :mod:`clusteropt.experiments.plots`.
 """
 
 # the systems' experiments (registering on import)
-from clusteropt.experiments import coflow, worker_placement
+from clusteropt.experiments import coflow, realtime, worker_placement
 from clusteropt.experiments.report import markdown_table, summarize, write_report
 from clusteropt.experiments.runner import run_cell
 from clusteropt.experiments.spec import (
@@ -38,6 +38,7 @@ __all__ = [
     "export_table",
     "get_experiment",
     "markdown_table",
+    "realtime",
     "register_experiment",
     "run_cell",
     "run_sweep",

@@ -44,7 +44,8 @@ class ExactRegion:
 
     ``theta``: the LP optimum; ``rates`` (N,): the stationary policy's exact rates ``N_i``
     (each ``>= theta d_i``); ``policy``: that :class:`StationaryPolicy`; ``n_states``,
-    ``n_columns``: LP size; ``build_seconds``, ``solve_seconds``.
+    ``n_columns``: LP size; ``build_seconds`` (states, sets and the Pyomo model),
+    ``handoff_seconds`` (Pyomo to the solver), ``solve_seconds`` (the solver's own).
     """
 
     direction: np.ndarray
@@ -54,6 +55,7 @@ class ExactRegion:
     n_states: int
     n_columns: int
     build_seconds: float
+    handoff_seconds: float
     solve_seconds: float
 
 
@@ -94,7 +96,7 @@ def exact_region(inst: RealtimeInstance, direction=None, *, solver: str = "highs
     return ExactRegion(direction=np.asarray(model.direction), theta=float(res.objective), rates=rates,
                        policy=StationaryPolicy(table), n_states=int(data.prob.size),
                        n_columns=int(data.columns.shape[0]), build_seconds=build_s,
-                       solve_seconds=res.solve_seconds)
+                       handoff_seconds=res.build_seconds, solve_seconds=res.solve_seconds)
 
 
 def estimate_theta(inst: RealtimeInstance, policy: str | Callable, direction=None, *, frames: int = 10_000,
