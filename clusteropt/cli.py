@@ -226,10 +226,7 @@ def import_coflow_cmd(trace: str, unit_mb: float, slot_ms: float, out_path: str)
         inst = read_coflow_benchmark(trace, unit_mb=unit_mb, slot_ms=slot_ms)
     except (InstanceError, ValueError) as exc:
         raise BadInput(str(exc)) from None
-    try:
-        inst.to_json(out_path)
-    except OSError as exc:
-        raise BadInput(f"cannot write {out_path}: {exc.strerror}") from None
+    _write_instance(inst, out_path)
     click.echo(f"{inst.n_coflows} coflows, {inst.n_flows} flows, {int(inst.units.sum())} units on "
                f"{inst.n_inputs} ports -> {out_path}")
 
@@ -245,6 +242,13 @@ def _floats(text: str | None, what: str) -> list[float] | None:
         except ValueError:
             raise BadInput(f"{what}[{k}] = {raw!r}; expected a number (comma-separated list)") from None
     return out
+
+
+def _write_instance(inst, path: str) -> None:
+    try:
+        inst.to_json(path)
+    except OSError as exc:
+        raise BadInput(f"cannot write {path}: {exc.strerror}") from None
 
 
 def _write_json(path: str, data: dict) -> None:
@@ -288,10 +292,7 @@ def generate_realtime_cmd(preset, n, workers, generation, success, requirement, 
             inst = inst.with_requirement(r)
     except (InstanceError, ValueError) as exc:
         raise BadInput(str(exc)) from None
-    try:
-        inst.to_json(out_path)
-    except OSError as exc:
-        raise BadInput(f"cannot write {out_path}: {exc.strerror}") from None
+    _write_instance(inst, out_path)
     click.echo(f"{inst.name}: {inst.n_apps} applications, {inst.n_workers} workers, "
                f"requirement {inst.requirement.tolist()} -> {out_path}")
 

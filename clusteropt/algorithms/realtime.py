@@ -23,7 +23,14 @@ import math
 
 import numpy as np
 
-__all__ = ["frame_masks", "greedy_packing", "max_weight_packing", "packing_value", "sqrt_greedy_packing"]
+__all__ = [
+    "fill_zero_weight",
+    "frame_masks",
+    "greedy_packing",
+    "max_weight_packing",
+    "packing_value",
+    "sqrt_greedy_packing",
+]
 
 
 def _check(weights, masks) -> tuple[list[float], list[int]]:
@@ -148,15 +155,26 @@ def max_weight_packing(weights, masks, *, fill: bool = True) -> tuple[float, lis
             k += 1
         if val > best_val:
             best_val, best = val, list(chosen)
-    if fill:
-        used = 0
-        for i in best:
-            used |= mk[i]
-        for i in range(len(w)):
-            if mk[i] and w[i] == 0 and not mk[i] & used:
-                used |= mk[i]
-                best.append(i)
-    return best_val, sorted(best)
+    return best_val, fill_zero_weight(best, w, mk) if fill else sorted(best)
+
+
+def fill_zero_weight(chosen, weights, masks) -> list[int]:
+    """``chosen`` plus, in index order, every job of weight 0 that still fits; sorted.
+
+    The value of Eq. (2) is unchanged, so a maximizer stays one (``max_weight_packing(fill=True)``).
+
+    >>> fill_zero_weight([0], [1.0, 0.0, 0.0], [0b01, 0b01, 0b10])
+    [0, 2]
+    """
+    chosen = [int(i) for i in chosen]
+    used = 0
+    for i in chosen:
+        used |= masks[i]
+    for i, m in enumerate(masks):
+        if m and weights[i] == 0 and i not in chosen and not m & used:
+            used |= m
+            chosen.append(i)
+    return sorted(chosen)
 
 
 def frame_masks(jobs) -> np.ndarray:

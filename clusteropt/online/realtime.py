@@ -25,13 +25,13 @@ Policies (:data:`POLICIES`):
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
 from typing import Any
 
 import numpy as np
 
 from clusteropt.algorithms.realtime import (
+    fill_zero_weight,
     frame_masks,
     greedy_packing,
     max_weight_packing,
@@ -287,15 +287,7 @@ class MaxWeight(_QueuePolicy):
             res = solve(model, self.solver)          # raises NotOptimalError unless optimal
             x = res.values["x"].reshape(-1)
             chosen = [i for i, v in zip(list(model.A), x.tolist(), strict=True) if v > 0.5]
-        if self.fill:
-            used = 0
-            for i in chosen:
-                used |= obs.masks[i]
-            for i, m in enumerate(obs.masks):
-                if m and weights[i] == 0 and i not in chosen and not m & used:
-                    used |= m
-                    chosen.append(i)
-        return sorted(chosen)
+        return fill_zero_weight(chosen, weights, obs.masks) if self.fill else sorted(chosen)
 
 
 class SqrtGreedy(_QueuePolicy):
@@ -368,8 +360,3 @@ def make_policy(name: str, requirement=None, **options) -> _QueuePolicy:
     if name not in POLICIES:
         raise ValueError(f"unknown realtime policy {name!r}; expected one of {', '.join(POLICIES)}")
     return POLICIES[name](requirement, **options)
-
-
-def sqrt_m_bound(n_workers: int) -> float:
-    """Lemma 12's ratio ``sqrt(M)``."""
-    return math.sqrt(n_workers)
