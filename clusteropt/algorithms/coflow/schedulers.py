@@ -76,16 +76,15 @@ class _Busy:
         self.starts: list[int] = []
         self.ends: list[int] = []
 
-    def free_from(self, t: int):
-        """Free segments [a, b) from slot t on (the last one is unbounded: b = None)."""
-        k = bisect.bisect_right(self.ends, t)
-        a = t
-        while k < len(self.starts):
-            if self.starts[k] > a:
-                yield a, self.starts[k]
-            a = max(a, self.ends[k])
-            k += 1
-        yield a, None
+    def free_at(self, x: int) -> tuple[int, int | None]:
+        """The free segment [a, b) holding slot x, or the first one after it (b None: unbounded)."""
+        k = bisect.bisect_right(self.ends, x)  # the first busy interval ending after x
+        starts = self.starts
+        if k == len(starts):
+            return x, None
+        if starts[k] > x:
+            return x, starts[k]
+        return self.ends[k], (starts[k + 1] if k + 1 < len(starts) else None)
 
     def add(self, a: int, b: int) -> None:
         k = bisect.bisect_left(self.starts, a)
@@ -104,24 +103,26 @@ class _Busy:
 
 
 def _common_free(u: _Busy, v: _Busy, t: int, need: int) -> list[tuple[int, int]]:
-    """The earliest ``need`` slots from t free in both u and v, as segments."""
+    """The earliest ``need`` slots from t free in both u and v, as segments.
+
+    ``x`` leaps to the start of the next free segment of whichever port is busy at x (a
+    bisection each), so the cost grows with the number of common segments and leaps, not with
+    the number of busy intervals the two ports hold before the answer.
+    """
     taken: list[tuple[int, int]] = []
-    gu, gv = u.free_from(t), v.free_from(t)
-    a1, b1 = next(gu)
-    a2, b2 = next(gv)
+    x = t
     while need > 0:
-        a, b = max(a1, a2), (b2 if b1 is None else b1 if b2 is None else min(b1, b2))
-        if b is None or b > a:
-            end = a + need if b is None else min(b, a + need)
-            taken.append((a, end))
-            need -= end - a
-            if need == 0:
-                break
-        # advance the segment that ends first
-        if b1 is not None and (b2 is None or b1 <= b2):
-            a1, b1 = next(gu)
-        else:
-            a2, b2 = next(gv)
+        a1, b1 = u.free_at(x)
+        a2, b2 = v.free_at(a1)
+        if a2 > a1:  # v is busy at a1: look again from v's next free slot
+            x = a2
+            continue
+        x = a1
+        b = b2 if b1 is None else b1 if b2 is None else min(b1, b2)
+        end = x + need if b is None else min(b, x + need)
+        taken.append((x, end))
+        need -= end - x
+        x = end
     return taken
 
 
@@ -213,28 +214,38 @@ def decompose_into_matchings(matrix) -> list[tuple[int, np.ndarray, np.ndarray]]
         dummy[i, j] += x
         rd[i] -= x
         cd[j] -= x
+    # The support as a fixed edge list in row-major (CSR) order: cells only ever empty, so each
+    # round drops the emptied edges instead of rebuilding the graph from a dense n x n mask.
     total = real + dummy
+    edge_r, edge_c = np.nonzero(total)
+    pos = np.full((n, n), -1, dtype=np.int64)  # (row, col) -> edge position
+    pos[edge_r, edge_c] = np.arange(edge_r.size)
+    tot, have_all = total[edge_r, edge_c], real[edge_r, edge_c]
+    edge_c32 = edge_c.astype(np.int32)
+    alive = np.arange(edge_r.size)
+    deg = np.bincount(edge_r, minlength=n).astype(np.int32)
+    # One CSR graph whose (public) index arrays are replaced each round: building it through
+    # the constructor's checks costs more than the matching itself.
+    graph = csr_matrix((n, n), dtype=np.int8)
+    indptr = np.zeros(n + 1, dtype=np.int32)
+    ones = np.ones(edge_r.size, dtype=np.int8)
     out = []
     done = 0
     r = np.arange(n)
-    # One CSR graph whose (public) index arrays are replaced by the current support each round:
-    # building it through the constructor's checks, or from COO, costs more than the matching.
-    graph = csr_matrix((n, n), dtype=np.int8)
-    indptr = np.zeros(n + 1, dtype=np.int32)
     while done < delta:
-        support = total > 0
-        np.cumsum(np.count_nonzero(support, axis=1), out=indptr[1:])
-        graph.indices = (np.flatnonzero(support) % n).astype(np.int32)
+        np.cumsum(deg, out=indptr[1:])
+        graph.indices = edge_c32[alive]
         graph.indptr = indptr
-        graph.data = np.ones(graph.indices.size, dtype=np.int8)
+        graph.data = ones[: alive.size]
         match = maximum_bipartite_matching(graph, perm_type="column")
         if (match < 0).any():  # pragma: no cover - Konig guarantees a perfect matching
             raise RuntimeError("no perfect matching in a regular bipartite multigraph")
-        cell = total[r, match]
+        e = pos[r, match]
+        cell = tot[e]
         count = int(cell.min())
-        have = real[r, match]
+        have = have_all[e]
         keep = have > 0
-        rows, cols, have_kept = row_ids[r[keep]], col_ids[match[keep]], have[keep]
+        rows, cols, have_kept = row_ids[keep], col_ids[match[keep]], have[keep]
         # real edges are served first; a cell with fewer real edges than ``count`` (the rest are
         # dummies) is in the matching only for its first ``have`` slots, so the run is cut there
         if have_kept.size == 0 or have_kept.min() >= count:
@@ -244,8 +255,11 @@ def decompose_into_matchings(matrix) -> list[tuple[int, np.ndarray, np.ndarray]]
             for lo, hi in itertools.pairwise(cuts.tolist()):
                 on = have_kept > lo
                 out.append((hi - lo, rows[on], cols[on]))
-        total[r, match] = cell - count
-        real[r, match] = have - np.minimum(have, count)
+        tot[e] = cell - count
+        have_all[e] = have - np.minimum(have, count)
+        emptied = cell == count
+        deg[emptied] -= 1  # row k's matched edge is e[k]: one edge per row at most
+        alive = alive[tot[alive] > 0]
         done += count
     return out
 
