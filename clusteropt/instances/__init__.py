@@ -4,6 +4,7 @@ from clusteropt.instances.base import INSTANCE_KINDS, Instance, InstanceError, l
 from clusteropt.instances.coflow import CoflowInstance, ConcurrentOpenShopInstance
 from clusteropt.instances.coflow_random import random_coflows
 from clusteropt.instances.coflow_trace import TraceError, read_coflow_benchmark
+from clusteropt.instances.gadget_trace import read_alibaba_jobs, read_philly_jobs
 from clusteropt.instances.realtime import RealtimeInstance, random_realtime, realtime_preset
 from clusteropt.instances.worker_placement import (
     WorkerPlacementInstance,
@@ -23,6 +24,8 @@ __all__ = [
     "random_coflows",
     "random_realtime",
     "random_worker_placement",
+    "read_alibaba_jobs",
     "read_coflow_benchmark",
+    "read_philly_jobs",
     "realtime_preset",
 ]

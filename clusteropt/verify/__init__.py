@@ -2,16 +2,20 @@
 
 from clusteropt.verify.base import Check, Violation, violations_where
 from clusteropt.verify.coflow import CoflowCheck, NotListed, check_coflow_schedule, check_order
+from clusteropt.verify.gadget import GadgetCheck, check_gadget_allocation, check_gadget_schedule
 from clusteropt.verify.realtime import RealtimeCheck, check_realtime_run
 from clusteropt.verify.worker_placement import check_worker_placement
 
 __all__ = [
     "Check",
     "CoflowCheck",
+    "GadgetCheck",
     "NotListed",
     "RealtimeCheck",
     "Violation",
     "check_coflow_schedule",
+    "check_gadget_allocation",
+    "check_gadget_schedule",
     "check_order",
     "check_realtime_run",
     "check_worker_placement",

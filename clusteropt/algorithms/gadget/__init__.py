@@ -1,0 +1,1 @@
+"""GADGET (paper 000): allocations, ring placement and per-slot decisions that need no solver."""

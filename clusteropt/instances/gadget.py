@@ -1,0 +1,557 @@
+"""GADGET (paper 000, Yu et al.): ring-all-reduce DL jobs on a GPU cluster, as data.
+
+A :class:`Cluster` is the substrate graph of Sec. IV: servers with multi-resource capacities
+``C_s^r`` (Eq. (4); ``g_s^{u,r}`` of Eq. (18)), switches, and directed links with bandwidth
+``e_s^{u,v}`` (Eq. (19); the bottleneck ``B_min^p`` of Eq. (8) is the smallest on a path).
+Nodes ``0 .. S-1`` are the servers, ``S .. S+W-1`` the switches.
+
+A :class:`GadgetInstance` is a cluster, a horizon ``T`` and DL jobs: arrival slot ``a_i``
+(1-based, Eq. (6)), most concurrent workers ``N_i`` (Eq. (2)), per-worker resources ``l_i^r``
+(Eqs. (3)-(4)), limits ``F_i^r`` (Eq. (3)), ring bandwidth ``b_i`` (Eq. (8)), per-worker
+efficiency ``zeta_i`` and a non-decreasing utility ``mu_i`` of ``zeta_i * (worker-slots)``
+(the DDLJS objective).  The utilities (:data:`UTILITIES`):
+
+* ``"sigmoid"``: ``lambda_1 / (1 + exp(-lambda_2 (x - lambda_3)))``, Sec. VI-1 (not concave);
+* ``"sqrt"``: ``lambda_1 sqrt(x)``, "excessive training avoidance" (C sqrt(k), Sec. IV-3);
+* ``"log"``: ``lambda_1 log(1 + x)``, proportional fairness (Sec. IV-3; ``1 + x`` keeps
+  ``mu(0) = 0`` finite, the paper writes ``log(.)``);
+* ``"quadratic"``: ``lambda_1 x - lambda_2 x^2 / 2``, the energy example (Sec. IV-3: a value
+  per iteration minus a quadratic energy cost; it stops increasing at ``x = lambda_1 /
+  lambda_2``, where a scheduler gains nothing from more workers).
+
+Generators: :func:`fat_tree_cluster` (the paper's Sec. VI-1 cluster: 50 servers in 2-5 racks,
+GPUs from {1, 2, 4, 8}, server-rack links 10-100 Gbps, rack-level links 200-3200 Gbps),
+:func:`k_ary_fat_tree` (the standard k-ary fat-tree of Al-Fares et al., many paths, for scale),
+:func:`random_gadget` (the paper's job ranges, bursty arrivals) and :func:`gadget_preset`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Mapping
+
+import numpy as np
+from scipy.special import expit
+
+from clusteropt.instances.base import Instance, InstanceError
+
+__all__ = [
+    "PRESETS",
+    "UTILITIES",
+    "Cluster",
+    "GadgetInstance",
+    "bursty_arrivals",
+    "fat_tree_cluster",
+    "gadget_preset",
+    "iterations_per_slot",
+    "k_ary_fat_tree",
+    "random_gadget",
+    "utility_value",
+]
+
+#: Utility kinds (module docstring) -> number of parameters they read from ``utility_params``.
+UTILITIES = {"sigmoid": 3, "sqrt": 1, "log": 1, "quadratic": 2}
+
+
+def utility_value(kind: str, params, x) -> np.ndarray:
+    """``mu(x)`` for each job: ``params`` (I, 3) and ``x`` broadcastable to (I,) or (I, K).
+
+    >>> utility_value("sqrt", [[2.0, 0, 0]], [[0.0, 4.0]]).tolist()
+    [[0.0, 4.0]]
+    >>> round(float(utility_value("sigmoid", [[10.0, 1.0, 5.0]], [5.0])[0]), 6)
+    5.0
+    """
+    if kind not in UTILITIES:
+        raise ValueError(f"unknown utility {kind!r}; expected one of {sorted(UTILITIES)}")
+    p = np.asarray(params, dtype=float)
+    x = np.asarray(x, dtype=float)
+    extra = (slice(None),) + (None,) * max(x.ndim - 1, 0)
+    l1, l2, l3 = p[:, 0][extra], p[:, 1][extra], p[:, 2][extra]
+    if kind == "sigmoid":
+        return l1 * expit(l2 * (x - l3))  # = l1 / (1 + exp(-l2 (x - l3))), without overflow
+    if kind == "sqrt":
+        return l1 * np.sqrt(np.maximum(x, 0.0))
+    if kind == "log":
+        return l1 * np.log1p(np.maximum(x, 0.0))
+    return l1 * x - 0.5 * l2 * x * x
+
+
+def iterations_per_slot(model_size, workers, bandwidth, gpu_speed, t_forward, batch, t_backward, overhead,
+                        slot_seconds: float = 1.0) -> np.ndarray:
+    """``zeta = slot_seconds / tau``: iterations one worker makes per slot, with ``tau`` of Eq. (1).
+
+    ``tau = d (w - 1) / w * (2 / b + 1 / G) + t^f M + t^b + gamma`` (seconds per iteration) for
+    a model of ``d`` parameters (``model_size``), ``w`` workers, bandwidth ``b`` and computation
+    speed ``G`` (both in parameters per second), forward time ``t^f`` per sample, batch ``M``,
+    backward time ``t^b`` and overhead ``gamma``.
+
+    >>> round(float(iterations_per_slot(1e6, 1, 1e9, 1e9, 0.001, 32, 0.05, 0.0, 60.0)), 3)
+    731.707
+    """
+    d, w = np.asarray(model_size, dtype=float), np.asarray(workers, dtype=float)
+    if (w < 1).any():
+        raise ValueError("workers must be >= 1")
+    tau = d * (w - 1) / w * (2.0 / np.asarray(bandwidth, float) + 1.0 / np.asarray(gpu_speed, float))
+    tau = tau + np.asarray(t_forward, float) * np.asarray(batch, float) + t_backward + overhead
+    if (tau <= 0).any():
+        raise ValueError("Eq. (1) gives a non-positive iteration time; check the inputs")
+    return slot_seconds / tau
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Cluster(Instance):
+    """Servers, switches and directed links (the substrate graph of paper 000, Sec. IV).
+
+    Parameters
+    ----------
+    capacity : array (S, R)
+        ``C_s^r`` >= 0 of every server (nodes 0 .. S-1).
+    links : int array (L, 2)
+        Directed links ``[tail, head]`` over nodes ``0 .. S + n_switches - 1``; no self-loops,
+        no duplicates.
+    bandwidth : array (L,)
+        Link capacity ``e^{u,v}`` > 0 (Gbps in the generators).
+    n_switches : int
+        Switch nodes ``S .. S + n_switches - 1`` (no worker resources).
+    resources : tuple of str
+        Names of the R resource types (the paper's experiments use only ``"gpu"``).
+    rack : int array (S,), optional
+        A label per server (the generators' rack or pod); informational.
+
+    Examples
+    --------
+    >>> c = Cluster([[4], [2]], links=[[0, 2], [2, 0], [1, 2], [2, 1]], bandwidth=[10, 10, 10, 10],
+    ...             n_switches=1)
+    >>> c.n_servers, c.n_nodes, c.is_tree()
+    (2, 3, True)
+    >>> Cluster([[4], [2]], links=[[0, 3]], bandwidth=[10], n_switches=1)
+    Traceback (most recent call last):
+    ...
+    clusteropt.instances.base.InstanceError: links[0, 1] = 3; expected a node in [0, 3)
+    """
+
+    kind = "gpu-cluster"
+
+    capacity: np.ndarray
+    links: np.ndarray
+    bandwidth: np.ndarray
+    n_switches: int = 0
+    resources: tuple[str, ...] = ("gpu",)
+    rack: np.ndarray | None = None
+
+    def validate(self) -> None:
+        """Check shapes, signs, link endpoints and duplicates."""
+        if isinstance(self.resources, str) or not isinstance(self.resources, list | tuple) or not self.resources:
+            raise InstanceError("resources", self.resources, "a non-empty list of resource names")
+        object.__setattr__(self, "resources", tuple(self.resources))
+        for k, r in enumerate(self.resources):
+            if not isinstance(r, str) or not r:
+                raise InstanceError(f"resources[{k}]", r, "a non-empty string")
+        cap = self._array("capacity", ndim=2, shape=(None, len(self.resources)))
+        if cap.shape[0] == 0:
+            raise InstanceError("capacity.shape[0]", 0, "at least one server")
+        self._check("capacity", cap, cap >= 0, ">= 0")
+        if not isinstance(self.n_switches, int | np.integer) or self.n_switches < 0:
+            raise InstanceError("n_switches", self.n_switches, "an integer >= 0")
+        object.__setattr__(self, "n_switches", int(self.n_switches))
+        n_nodes = cap.shape[0] + self.n_switches
+        links = self._array("links", dtype=np.int64, ndim=2, shape=(None, 2)) if np.size(self.links) else None
+        if links is None:
+            links = np.zeros((0, 2), dtype=np.int64)
+            links.setflags(write=False)
+            object.__setattr__(self, "links", links)
+        self._check("links", links, (links >= 0) & (links < n_nodes), f"a node in [0, {n_nodes})")
+        self._check("links", links, np.repeat((links[:, 0] != links[:, 1])[:, None], 2, axis=1),
+                    "no self-loop (tail != head)")
+        key = links[:, 0] * n_nodes + links[:, 1]
+        _, first = np.unique(key, return_index=True)
+        if first.size != key.size:
+            dup = int(np.setdiff1d(np.arange(key.size), first)[0])
+            raise InstanceError(f"links[{dup}]", links[dup].tolist(), "a link listed once")
+        bw = self._array("bandwidth", ndim=1, shape=(links.shape[0],))
+        self._check("bandwidth", bw, bw > 0, "> 0")
+        if self.rack is not None:
+            self._array("rack", dtype=np.int64, ndim=1, shape=(cap.shape[0],))
+
+    @property
+    def n_servers(self) -> int:
+        """S, the number of servers (nodes 0 .. S-1)."""
+        return int(self.capacity.shape[0])
+
+    @property
+    def n_nodes(self) -> int:
+        """Servers plus switches."""
+        return self.n_servers + self.n_switches
+
+    @property
+    def n_links(self) -> int:
+        """Number of directed links."""
+        return int(self.links.shape[0])
+
+    def link_index(self) -> dict[tuple[int, int], int]:
+        """``(tail, head) -> link position``."""
+        return {(int(u), int(v)): k for k, (u, v) in enumerate(self.links.tolist())}
+
+    def graph(self):
+        """The substrate as a :class:`networkx.DiGraph` with ``bandwidth`` and ``index`` on links."""
+        import networkx as nx
+
+        g = nx.DiGraph()
+        g.add_nodes_from(range(self.n_nodes))
+        for k, ((u, v), b) in enumerate(zip(self.links.tolist(), self.bandwidth.tolist(), strict=True)):
+            g.add_edge(u, v, bandwidth=b, index=k)
+        return g
+
+    def is_tree(self) -> bool:
+        """Every link has its reverse and the undirected graph is a tree spanning all nodes.
+
+        Then the path between two servers is unique, which the tree form of the per-slot model
+        uses (:mod:`clusteropt.models.gadget`).
+        """
+        import networkx as nx
+
+        pairs = {tuple(p) for p in self.links.tolist()}
+        if any((v, u) not in pairs for u, v in pairs):
+            return False
+        und = nx.Graph()
+        und.add_nodes_from(range(self.n_nodes))
+        und.add_edges_from(pairs)
+        return nx.is_tree(und)
+
+    def paths(self):
+        """Shortest (fewest hops) server-to-server paths as link-index lists, ``{(s, s'): [...]}``.
+
+        On a tree these are the only paths.  Servers do not forward traffic of other servers
+        unless the topology leaves no other way (networkx's shortest path decides).
+        """
+        import networkx as nx
+
+        g = self.graph()
+        out = {}
+        for s in range(self.n_servers):
+            for s2, nodes in nx.single_source_shortest_path(g, s).items():
+                if s2 < self.n_servers and s2 != s:
+                    out[s, s2] = [g[a][b]["index"] for a, b in itertools.pairwise(nodes)]
+        return out
+
+
+def fat_tree_cluster(n_servers: int = 50, *, n_racks: int | None = None, gpus=(1, 2, 4, 8),
+                     server_bw=(10.0, 100.0), rack_bw=(200.0, 3200.0), seed=None) -> Cluster:
+    """The paper's Sec. VI-1 cluster: servers split at random into 2-5 racks under one core switch.
+
+    Every server gets a GPU count from ``gpus`` (resource ``"gpu"``); a server and its rack
+    switch are joined by a link each way with one bandwidth drawn from ``server_bw`` (Gbps); a
+    rack switch and the core switch likewise with one bandwidth from ``rack_bw``.  Nodes: servers
+    ``0 .. S-1``, rack switches ``S .. S+K-1``, the core switch ``S+K``.  The result is a tree.
+
+    >>> c = fat_tree_cluster(10, n_racks=2, seed=0)
+    >>> c.n_servers, c.n_switches, c.n_links, c.is_tree()
+    (10, 3, 24, True)
+    """
+    rng = np.random.default_rng(seed)
+    if n_servers < 1:
+        raise ValueError(f"n_servers = {n_servers}; expected >= 1")
+    k = int(rng.integers(2, 6)) if n_racks is None else int(n_racks)
+    if not 1 <= k <= n_servers:
+        raise ValueError(f"n_racks = {k}; expected 1 .. n_servers = {n_servers}")
+    # every rack gets at least one server, the rest at random
+    rack = np.concatenate([np.arange(k), rng.integers(0, k, n_servers - k)])
+    rack = np.sort(rng.permutation(rack))
+    cap = rng.choice(np.asarray(gpus, dtype=float), size=n_servers)[:, None]
+    core = n_servers + k
+    links, bw = [], []
+    sbw = rng.integers(int(server_bw[0]), int(server_bw[1]) + 1, n_servers).astype(float)
+    for s in range(n_servers):
+        links += [[s, n_servers + rack[s]], [n_servers + rack[s], s]]
+        bw += [sbw[s], sbw[s]]
+    rbw = rng.integers(int(rack_bw[0]), int(rack_bw[1]) + 1, k).astype(float)
+    for r in range(k):
+        links += [[n_servers + r, core], [core, n_servers + r]]
+        bw += [rbw[r], rbw[r]]
+    return Cluster(capacity=cap, links=links, bandwidth=bw, n_switches=k + 1, resources=("gpu",), rack=rack)
+
+
+def k_ary_fat_tree(k: int = 4, *, gpus=(1, 2, 4, 8), host_bw: float = 100.0, fabric_bw: float = 400.0,
+                   seed=None) -> Cluster:
+    """The standard k-ary fat-tree (Al-Fares et al. 2008): k pods, ``k^3 / 4`` servers.
+
+    Each pod has ``k/2`` edge and ``k/2`` aggregation switches; each edge switch serves ``k/2``
+    servers and links to every aggregation switch of its pod; aggregation switch j of a pod
+    links to core switches ``j k/2 .. (j+1) k/2 - 1``.  Links go both ways (``host_bw`` at the
+    servers, ``fabric_bw`` elsewhere).  Server GPU counts are drawn from ``gpus``.  Not a tree:
+    there are ``(k/2)^2`` shortest paths between pods.
+
+    >>> c = k_ary_fat_tree(4, seed=0)
+    >>> c.n_servers, c.n_switches, c.n_links, c.is_tree()
+    (16, 20, 96, False)
+    """
+    if k < 2 or k % 2:
+        raise ValueError(f"k = {k}; expected an even number >= 2")
+    rng = np.random.default_rng(seed)
+    h = k // 2
+    n_srv = k * h * h
+    edge0 = n_srv  # edge switch (pod p, j) -> edge0 + p*h + j
+    agg0 = edge0 + k * h
+    core0 = agg0 + k * h
+    links, bw = [], []
+
+    def both(u, v, b):
+        links.extend([[u, v], [v, u]])
+        bw.extend([b, b])
+
+    rack = np.zeros(n_srv, dtype=np.int64)
+    for p in range(k):
+        for j in range(h):
+            e = edge0 + p * h + j
+            for m in range(h):
+                s = (p * h + j) * h + m
+                rack[s] = p
+                both(s, e, host_bw)
+            for a in range(h):
+                both(e, agg0 + p * h + a, fabric_bw)
+        for a in range(h):
+            for c in range(h):
+                both(agg0 + p * h + a, core0 + a * h + c, fabric_bw)
+    cap = rng.choice(np.asarray(gpus, dtype=float), size=n_srv)[:, None]
+    return Cluster(capacity=cap, links=links, bandwidth=bw, n_switches=2 * k * h + h * h, resources=("gpu",),
+                   rack=rack)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class GadgetInstance(Instance):
+    """A cluster, a horizon and ring-all-reduce DL jobs (paper 000, Sec. IV).
+
+    Parameters
+    ----------
+    cluster : Cluster (or its dict)
+    horizon : int
+        ``T`` >= 1; slots are ``1 .. T``.
+    arrival : int array (I,)
+        ``a_i`` in ``1 .. T`` (Eq. (6): no worker before it).
+    max_workers : int array (I,)
+        ``N_i`` >= 1 (Eq. (2)).
+    per_worker : array (I, R)
+        ``l_i^r`` >= 0 (Eqs. (3)-(4)), resources as in the cluster; at least one positive per job.
+    limit : array (I, R)
+        ``F_i^r`` >= 0 (Eq. (3)); the job's worker-slot budget is ``min_r F_i^r / l_i^r``
+        over the r with ``l_i^r > 0``.
+    bandwidth : array (I,)
+        ``b_i`` >= 0 reserved on every link a ring edge of job i crosses (Eq. (8)).
+    zeta : array (I,)
+        ``zeta_i`` > 0 (per-worker efficiency, e.g. iterations per slot: :func:`iterations_per_slot`).
+    utility : str
+        One of :data:`UTILITIES`.
+    utility_params : array (I, 3)
+        ``lambda_{i,1..3}`` (unused entries are ignored; use 0).
+    name : str
+
+    Examples
+    --------
+    >>> inst = gadget_preset("paper", jobs=5, seed=0)
+    >>> inst.n_jobs, inst.cluster.n_servers, inst.horizon, inst.utility
+    (5, 50, 200, 'sigmoid')
+    """
+
+    kind = "gadget"
+
+    cluster: Cluster
+    horizon: int
+    arrival: np.ndarray
+    max_workers: np.ndarray
+    per_worker: np.ndarray
+    limit: np.ndarray
+    bandwidth: np.ndarray
+    zeta: np.ndarray
+    utility: str = "sigmoid"
+    utility_params: np.ndarray | None = None
+    name: str = ""
+
+    def validate(self) -> None:
+        """Check every job field against the cluster and the horizon."""
+        cl = self.cluster
+        if isinstance(cl, Mapping):
+            try:
+                cl = Cluster.from_dict(cl)
+            except InstanceError as exc:
+                raise InstanceError(f"cluster.{exc.where}", exc.value, exc.expected) from None
+            object.__setattr__(self, "cluster", cl)
+        if not isinstance(cl, Cluster):
+            raise InstanceError("cluster", type(cl).__name__, "a Cluster or its dict")
+        if not isinstance(self.horizon, int | np.integer) or self.horizon < 1:
+            raise InstanceError("horizon", self.horizon, "an integer >= 1")
+        object.__setattr__(self, "horizon", int(self.horizon))
+        arr = self._array("arrival", dtype=np.int64, ndim=1)
+        n = arr.shape[0]
+        self._check("arrival", arr, (arr >= 1) & (arr <= self.horizon), f"a slot in 1 .. {self.horizon}")
+        nmax = self._array("max_workers", dtype=np.int64, ndim=1, shape=(n,))
+        self._check("max_workers", nmax, nmax >= 1, ">= 1")
+        n_res = len(cl.resources)
+        pw = self._array("per_worker", ndim=2, shape=(n, n_res))
+        self._check("per_worker", pw, pw >= 0, ">= 0")
+        if n and not (pw > 0).any(axis=1).all():
+            i = int(np.flatnonzero(~(pw > 0).any(axis=1))[0])
+            raise InstanceError(f"per_worker[{i}]", pw[i].tolist(), "at least one positive resource")
+        lim = self._array("limit", ndim=2, shape=(n, n_res))
+        self._check("limit", lim, lim >= 0, ">= 0")
+        bw = self._array("bandwidth", ndim=1, shape=(n,))
+        self._check("bandwidth", bw, bw >= 0, ">= 0")
+        z = self._array("zeta", ndim=1, shape=(n,))
+        self._check("zeta", z, z > 0, "> 0")
+        if self.utility not in UTILITIES:
+            raise InstanceError("utility", self.utility, f"one of {sorted(UTILITIES)}")
+        if self.utility_params is None:
+            default = {"sigmoid": [1.0, 0.01, 0.0], "sqrt": [1.0, 0, 0], "log": [1.0, 0, 0],
+                       "quadratic": [1.0, 0.0, 0]}[self.utility]
+            object.__setattr__(self, "utility_params", np.tile(default, (n, 1)))
+        par = self._array("utility_params", ndim=2, shape=(n, 3))
+        if self.utility == "sigmoid":
+            self._check("utility_params", par[:, :2], par[:, :2] >= 0, ">= 0 (lambda_1, lambda_2 of the sigmoid)")
+        else:
+            self._check("utility_params", par[:, :2], par[:, :2] >= 0, ">= 0")
+
+    @property
+    def n_jobs(self) -> int:
+        """I, the number of jobs."""
+        return int(self.arrival.shape[0])
+
+    @property
+    def budget(self) -> np.ndarray:
+        """``min_r F_i^r / l_i^r`` over ``l_i^r > 0``, floored: the most worker-slots job i may get (Eq. (3))."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(self.per_worker > 0, self.limit / np.where(self.per_worker > 0, self.per_worker, 1),
+                             np.inf)
+        return np.floor(ratio.min(axis=1) + 1e-9).astype(np.int64)
+
+    def utility_of(self, worker_slots) -> np.ndarray:
+        """``mu_i(zeta_i * z_i)`` for worker-slot counts ``z`` of shape (I,) or (I, K)."""
+        z = np.asarray(worker_slots, dtype=float)
+        x = self.zeta.reshape((-1,) + (1,) * (z.ndim - 1)) * z
+        return utility_value(self.utility, self.utility_params, x)
+
+
+def bursty_arrivals(n_jobs: int, horizon: int, *, burst_rate: float = 5.0, p_start: float = 0.1,
+                    p_end: float = 0.3, seed=None) -> np.ndarray:
+    """Sorted arrival slots in ``1 .. horizon`` from a two-state bursty process.
+
+    Stands in for the Google cluster arrivals the paper uses (Sec. VI-1), which we do not ship: a
+    Markov chain switches between calm (intensity 1) and burst (intensity ``burst_rate``) slots,
+    entering a burst with probability ``p_start`` and leaving it with ``p_end`` per slot; the
+    ``n_jobs`` arrivals are spread over slots in proportion to the intensity (multinomial).
+    Burst arrivals cluster, so queues form and drain as in the trace.
+
+    >>> a = bursty_arrivals(20, 50, seed=1)
+    >>> len(a), int(a.min()) >= 1, int(a.max()) <= 50
+    (20, True, True)
+    """
+    rng = np.random.default_rng(seed)
+    if n_jobs < 0 or horizon < 1:
+        raise ValueError(f"n_jobs = {n_jobs}, horizon = {horizon}; expected n_jobs >= 0 and horizon >= 1")
+    state = np.zeros(horizon, dtype=bool)
+    u = rng.random(horizon)
+    for t in range(1, horizon):
+        state[t] = (u[t] >= p_end) if state[t - 1] else (u[t] < p_start)
+    w = np.where(state, burst_rate, 1.0)
+    counts = rng.multinomial(n_jobs, w / w.sum())
+    return np.repeat(np.arange(1, horizon + 1), counts)
+
+
+def _draw_job_params(rng: np.random.Generator, budget, utility: str, *, zeta=(50, 500),
+                     bandwidth=(0.1, 5.0)) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Draw ``zeta_i``, ``b_i`` and the utility parameters of ``len(budget)`` jobs (Sec. VI-1 ranges).
+
+    Shared by :func:`random_gadget` and the trace readers (:mod:`clusteropt.instances.gadget_trace`);
+    the draws, in this order, are those of :func:`random_gadget`: ``zeta_i`` integer in ``zeta``,
+    ``b_i`` uniform in ``bandwidth`` (3 decimals), ``lambda_1`` integer in [1, 100], then for
+    ``"sigmoid"`` ``lambda_2`` uniform in [0.001, 0.999] (4 decimals) and ``lambda_3`` integer in
+    [300, 3000].  ``budget`` is ``F_i`` (worker-slots), used only by ``"quadratic"``
+    (``lambda_2 = lambda_1 / (zeta_i F_i)``).  Returns ``(zeta, bandwidth, params (I, 3))``.
+
+    >>> z, b, p = _draw_job_params(np.random.default_rng(0), [100.0, 200.0], "quadratic")
+    >>> z.shape, b.shape, p.shape, bool(np.allclose(p[:, 1], p[:, 0] / (z * [100.0, 200.0])))
+    ((2,), (2,), (2, 3), True)
+    """
+    f = np.asarray(budget, dtype=float)
+    n_jobs = f.shape[0]
+    z = rng.integers(zeta[0], zeta[1] + 1, n_jobs).astype(float)
+    b = np.round(rng.uniform(bandwidth[0], bandwidth[1], n_jobs), 3)
+    l1 = rng.integers(1, 101, n_jobs).astype(float)
+    if utility == "sigmoid":
+        params = np.column_stack([l1, np.round(rng.uniform(0.001, 0.999, n_jobs), 4),
+                                  rng.integers(300, 3001, n_jobs).astype(float)])
+    elif utility == "quadratic":
+        params = np.column_stack([l1, l1 / (z * f), np.zeros(n_jobs)])
+    else:
+        params = np.column_stack([l1, np.zeros(n_jobs), np.zeros(n_jobs)])
+    return z, b, params
+
+
+def random_gadget(n_jobs: int = 20, *, cluster: Cluster | None = None, horizon: int = 200,
+                  utility: str = "sigmoid", arrivals: str = "bursty", workers=(1, 5), limit=(1000, 6000),
+                  zeta=(50, 500), bandwidth=(0.1, 5.0), seed=None, name: str = "") -> GadgetInstance:
+    """Jobs with the paper's Sec. VI-1 ranges on ``cluster`` (default :func:`fat_tree_cluster`).
+
+    Integers uniform in ``N_i`` in ``workers``, ``F_i`` in ``limit`` (on the one resource
+    ``"gpu"``, one GPU per worker, so ``F_i`` is the worker-slot budget), ``zeta_i`` in ``zeta``;
+    ``b_i`` uniform in ``bandwidth`` Gbps (100 Mbps - 5 Gbps).  Sigmoid parameters: ``lambda_1``
+    in [1, 100], ``lambda_2`` in (0, 1), ``lambda_3`` in [300, 3000]; the other utilities take
+    ``lambda_1`` in [1, 100] (and ``lambda_2 = lambda_1 / (zeta_i F_i)`` for ``"quadratic"``, so
+    the utility peaks at the job's full budget).  Arrivals: ``"bursty"`` (:func:`bursty_arrivals`),
+    ``"uniform"`` or ``"zero"`` (all at slot 1).  A cluster with several resources gives every
+    job one unit of each per worker and ``F_i`` times that as the limit.
+    """
+    rng = np.random.default_rng(seed)
+    if n_jobs < 1:
+        raise ValueError(f"n_jobs = {n_jobs}; expected >= 1")
+    if utility not in UTILITIES:
+        raise ValueError(f"utility = {utility!r}; expected one of {sorted(UTILITIES)}")
+    if cluster is None:
+        cluster = fat_tree_cluster(seed=rng)
+    if arrivals == "bursty":
+        arr = bursty_arrivals(n_jobs, horizon, seed=rng)
+    elif arrivals == "uniform":
+        arr = np.sort(rng.integers(1, horizon + 1, n_jobs))
+    elif arrivals == "zero":
+        arr = np.ones(n_jobs, dtype=np.int64)
+    else:
+        raise ValueError(f"arrivals = {arrivals!r}; expected 'bursty', 'uniform' or 'zero'")
+    n_res = len(cluster.resources)
+    nmax = rng.integers(workers[0], workers[1] + 1, n_jobs)
+    f = rng.integers(limit[0], limit[1] + 1, n_jobs).astype(float)
+    z, b, params = _draw_job_params(rng, f, utility, zeta=zeta, bandwidth=bandwidth)
+    return GadgetInstance(cluster=cluster, horizon=horizon, arrival=arr, max_workers=nmax,
+                          per_worker=np.ones((n_jobs, n_res)), limit=np.tile(f[:, None], (1, n_res)),
+                          bandwidth=b, zeta=z, utility=utility, utility_params=params, name=name)
+
+
+#: Preset names of :func:`gadget_preset`.
+PRESETS = ("paper", "small", "tiny")
+
+
+def gadget_preset(preset: str = "paper", *, jobs: int = 20, seed=None, utility: str = "sigmoid",
+                  horizon: int | None = None) -> GadgetInstance:
+    """Named settings.
+
+    ``"paper"``
+        Sec. VI-1: T = 200, a 50-server fat-tree cluster (:func:`fat_tree_cluster`), ``jobs``
+        jobs with the paper's ranges and bursty arrivals.
+    ``"small"``
+        T = 20, 8 servers in 2 racks: for exact per-slot ILPs and notebooks.
+    ``"tiny"``
+        T = 4, 4 servers in 2 racks, arrivals uniform, budgets 2-12 worker-slots: small enough
+        for the offline DDLJS MILP.
+    """
+    rng = np.random.default_rng(seed)
+    if preset == "paper":
+        cluster = fat_tree_cluster(50, seed=rng)
+        return random_gadget(jobs, cluster=cluster, horizon=horizon or 200, utility=utility, seed=rng,
+                             name=f"paper-{jobs}")
+    if preset == "small":
+        cluster = fat_tree_cluster(8, n_racks=2, seed=rng)
+        return random_gadget(jobs, cluster=cluster, horizon=horizon or 20, utility=utility, seed=rng,
+                             name=f"small-{jobs}")
+    if preset == "tiny":
+        cluster = fat_tree_cluster(4, n_racks=2, gpus=(1, 2, 4), seed=rng)
+        return random_gadget(jobs, cluster=cluster, horizon=horizon or 4, utility=utility, arrivals="uniform",
+                             limit=(2, 12), seed=rng, name=f"tiny-{jobs}")
+    raise ValueError(f"unknown preset {preset!r}; expected one of {PRESETS}")

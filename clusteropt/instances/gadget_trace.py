@@ -1,0 +1,359 @@
+"""GPU job traces as GADGET instances (paper 000): Philly-derived and Alibaba 2023 CSV files.
+
+Two formats, one job per row (times in seconds):
+
+* **Philly-derived** (as kept by public simulators)::
+
+      timestamp,duration,num_gpus,gpu_time,cluster
+
+* **Alibaba GPU cluster 2023** pod list (``cluster-trace-gpu-v2023``)::
+
+      name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time
+
+  ``gpu_milli`` is the share of each GPU the pod asks for (1000 = a whole GPU).
+
+:func:`read_philly_jobs` and :func:`read_alibaba_jobs` turn a file into a
+:class:`~clusteropt.instances.gadget.GadgetInstance`.  **From the trace**: the arrival slot
+``a_i`` (from the time stamp), the most concurrent workers ``N_i`` (from the GPU count) and the
+worker-slot limit ``F_i`` (from the run time).  **Drawn** with the seed, exactly as
+:func:`~clusteropt.instances.gadget.random_gadget` draws them (the paper's Sec. VI-1 ranges):
+the per-worker efficiency ``zeta_i`` (integer in [50, 500]), the ring bandwidth ``b_i``
+(uniform in [0.1, 5] Gbps) and the utility parameters ``lambda_{i,1..3}``; also ``F_i`` where
+the trace has no run time (integer in [1000, 6000], the paper's range), and the cluster when
+none is given (:func:`~clusteropt.instances.gadget.fat_tree_cluster`).
+
+A malformed row raises :class:`~clusteropt.instances.coflow_trace.TraceError`, whose message
+starts with ``<file>:<line>:`` (line 1 is the header).
+"""
+
+from __future__ import annotations
+
+import csv
+import logging
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from clusteropt.instances.coflow_trace import _NUMBER, TraceError, _positive, _snap
+from clusteropt.instances.gadget import UTILITIES, Cluster, GadgetInstance, _draw_job_params, fat_tree_cluster
+
+__all__ = ["read_alibaba_jobs", "read_philly_jobs"]
+
+log = logging.getLogger(__name__)
+
+#: Columns each reader needs (others are allowed and ignored).
+PHILLY_COLUMNS = ("timestamp", "duration", "num_gpus")
+ALIBABA_COLUMNS = ("num_gpu", "gpu_milli", "creation_time", "deletion_time", "scheduled_time")
+
+#: ``F_i`` range (worker-slots) drawn for a job whose run time the trace does not give.
+_LIMIT_RANGE = (1000, 6000)
+_MISSING = ("", "nan")
+
+
+@dataclass(frozen=True)
+class _Job:
+    lineno: int
+    time: float
+    workers: int
+    duration: float | None  # seconds; None: not in the trace, F_i is drawn
+
+
+class _Row:
+    """One CSV row being parsed; raises :class:`TraceError` located at its line."""
+
+    def __init__(self, path: Path, lineno: int, row: dict[str, str]):
+        self.path, self.lineno, self.row = path, lineno, row
+
+    def error(self, what: str, value, expected: str) -> TraceError:
+        return TraceError(self.path, self.lineno, what, value, expected)
+
+    def number(self, col: str, *, optional: bool = False) -> float | None:
+        """A finite number >= 0 from column ``col``; ``None`` for empty/NaN if ``optional``."""
+        text = self.row[col].strip()
+        if optional and text.lower() in _MISSING:
+            return None
+        if not _NUMBER.fullmatch(text):
+            extra = "" if optional else f" ({col} is required; empty or NaN is not allowed)"
+            raise self.error(col, text, f"a finite number{extra}")
+        value = float(text)
+        if not (math.isfinite(value) and value >= 0):
+            raise self.error(col, text, "a finite number >= 0")
+        return value
+
+    def count(self, col: str, *, minimum: int) -> int:
+        """A whole number >= ``minimum`` (``"2"`` or ``"2.0"``) from column ``col``."""
+        value = self.number(col)
+        if value != math.floor(value):
+            raise self.error(col, self.row[col].strip(), f"a whole number >= {minimum}")
+        if value < minimum:
+            raise self.error(col, self.row[col].strip(), f"a whole number >= {minimum}")
+        return int(value)
+
+
+def _rows(path: Path, required: tuple[str, ...]):
+    """Yield ``_Row`` for every non-blank data row after checking the header and column counts."""
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        reader = csv.DictReader(fh)
+        names = reader.fieldnames
+        if not names:
+            raise TraceError(path, 1, "header", "", f"a CSV header with columns {', '.join(required)}; "
+                             "the file is empty")
+        names = [n.strip() for n in names]
+        reader.fieldnames = names
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise TraceError(path, 1, "header", ",".join(names), f"distinct column names ({', '.join(dup)} "
+                             "repeated)")
+        missing = [c for c in required if c not in names]
+        if missing:
+            raise TraceError(path, 1, "header", ",".join(names),
+                             f"the columns {', '.join(required)}; missing: {', '.join(missing)}")
+        n_rows = 0
+        for row in reader:
+            lineno = reader.line_num
+            if None in row or any(v is None for v in row.values()):
+                got = len(names) + len(row[None]) if None in row else sum(v is not None for v in row.values())
+                raise TraceError(path, lineno, "column count", got, f"{len(names)} (the header's column count)")
+            n_rows += 1
+            yield _Row(path, lineno, row)
+        if n_rows == 0:
+            raise TraceError(path, 1, "header", ",".join(names),
+                             "at least one job row after it; the file has none")
+
+
+def _check_options(slot_seconds, horizon, max_jobs, utility) -> float:
+    slot_seconds = _positive("slot_seconds", slot_seconds)
+    for name, value in (("horizon", horizon), ("max_jobs", max_jobs)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | np.integer)
+                                  or value < 1):
+            raise ValueError(f"{name} = {value!r}; expected None or an integer >= 1")
+    if utility not in UTILITIES:
+        raise ValueError(f"utility = {utility!r}; expected one of {sorted(UTILITIES)}")
+    return slot_seconds
+
+
+def _build(path: Path, jobs: list[_Job], *, source: str, cluster: Cluster | None, slot_seconds: float,
+           horizon: int | None, max_jobs: int | None, utility: str, seed) -> GadgetInstance:
+    """Arrivals, budgets and drawn parameters for parsed jobs (see the readers' docstrings)."""
+    if not jobs:
+        raise ValueError(f"{path}: no GPU jobs to schedule (every row was skipped)")
+    rng = np.random.default_rng(seed)
+    if cluster is None:
+        cluster = fat_tree_cluster(seed=rng)
+    if "gpu" not in cluster.resources:
+        raise ValueError(f"cluster resources {cluster.resources}; expected one named 'gpu'")
+    t0 = min(j.time for j in jobs)
+    jobs = sorted(jobs, key=lambda j: j.time)  # stable: ties keep file order
+    arrival = 1 + np.floor(_snap(np.array([j.time - t0 for j in jobs]) / slot_seconds)).astype(np.int64)
+    n_read = len(jobs)
+    if max_jobs is not None and n_read > max_jobs:
+        jobs, arrival = jobs[:max_jobs], arrival[:max_jobs]
+        log.info("%s: kept the first %d of %d jobs (max_jobs)", path, max_jobs, n_read)
+    if horizon is None:
+        horizon = int(arrival.max())
+    else:
+        keep = arrival <= horizon
+        if not keep.all():
+            log.info("%s: dropped %d jobs arriving after the horizon T = %d (slots %d..%d)", path,
+                     int((~keep).sum()), horizon, int(arrival[~keep].min()), int(arrival[~keep].max()))
+            jobs = [j for j, k in zip(jobs, keep, strict=True) if k]
+            arrival = arrival[keep]
+        if not jobs:
+            raise ValueError(f"{path}: every job arrives after the horizon T = {horizon}")
+    n = len(jobs)
+    nmax = np.array([j.workers for j in jobs], dtype=np.int64)
+    limit = np.empty(n)
+    known = np.array([j.duration is not None for j in jobs])
+    dur = np.array([j.duration if j.duration is not None else 0.0 for j in jobs])
+    limit[known] = np.maximum(np.ceil(_snap(dur[known] / slot_seconds)) * nmax[known], 1)
+    n_drawn = int((~known).sum())
+    if n_drawn:
+        limit[~known] = rng.integers(_LIMIT_RANGE[0], _LIMIT_RANGE[1] + 1, n_drawn).astype(float)
+        log.info("%s: %d jobs have no run time; their F_i is drawn from %s worker-slots", path, n_drawn,
+                 list(_LIMIT_RANGE))
+    zeta, bw, params = _draw_job_params(rng, limit, utility)
+    gpu = cluster.resources.index("gpu")
+    per_worker = np.zeros((n, len(cluster.resources)))
+    per_worker[:, gpu] = 1.0
+    lim = np.zeros((n, len(cluster.resources)))
+    lim[:, gpu] = limit
+    inst = GadgetInstance(cluster=cluster, horizon=horizon, arrival=arrival, max_workers=nmax,
+                          per_worker=per_worker, limit=lim, bandwidth=bw, zeta=zeta, utility=utility,
+                          utility_params=params, name=f"{source}-{path.stem}")
+    log.info("read %s: %d jobs, arrivals 1..%d, T = %d, workers %d..%d, F %d..%d worker-slots", path, n,
+             int(arrival.max()), horizon, int(nmax.min()), int(nmax.max()), int(limit.min()), int(limit.max()))
+    return inst
+
+
+def read_philly_jobs(path: str | Path, *, cluster: Cluster | None = None, slot_seconds: float = 60.0,
+                     horizon: int | None = None, max_jobs: int | None = None, utility: str = "sigmoid",
+                     seed=None) -> GadgetInstance:
+    """Read a Philly-derived job CSV (``timestamp,duration,num_gpus,gpu_time,cluster``) as GADGET jobs.
+
+    Only ``timestamp``, ``duration`` and ``num_gpus`` are read (other columns, e.g. ``gpu_time``
+    and ``cluster``, may be present, in any order, and are ignored).  Per job i (a row):
+
+    * **Arrival**: ``a_i = 1 + floor((timestamp - t0) / slot_seconds)``, ``t0`` the smallest
+      timestamp in the file, so the first job arrives in slot 1.
+    * **Workers**: ``N_i = num_gpus`` (a whole number >= 1), one GPU per worker.
+    * **Limit**: ``F_i = max(1, ceil(duration / slot_seconds) * N_i)`` on the resource ``"gpu"``
+      (``l_i^gpu = 1``), i.e. the worker-slots the job used in the trace.  Other resources of a
+      given cluster get ``l_i^r = F_i^r = 0``.
+    * **Drawn** with ``seed`` (as :func:`~clusteropt.instances.gadget.random_gadget`): ``zeta_i``,
+      ``b_i`` and the ``utility`` parameters; and the cluster, when ``cluster`` is None, is
+      :func:`~clusteropt.instances.gadget.fat_tree_cluster` drawn first from the same generator.
+
+    The jobs are sorted by timestamp (stable: ties keep file order); ``max_jobs`` keeps the first
+    ones.  ``horizon`` defaults to the last arrival slot; with a given horizon, later jobs are
+    dropped (logged at INFO).
+
+    Parameters
+    ----------
+    path : str or Path
+    cluster : Cluster, optional
+        Must have a resource named ``"gpu"``.
+    slot_seconds : float, default 60.0
+        Seconds per slot; positive and finite.
+    horizon : int, optional
+        ``T`` >= 1.
+    max_jobs : int, optional
+        Keep at most this many (the earliest) jobs; >= 1.
+    utility : str, default "sigmoid"
+        One of :data:`~clusteropt.instances.gadget.UTILITIES`.
+    seed : int or numpy Generator, optional
+
+    Returns
+    -------
+    GadgetInstance
+        Named ``philly-<file stem>``.
+
+    Raises
+    ------
+    TraceError
+        Message ``<file>:<line>:`` (line 1 is the header): an empty file or one without job rows;
+        a header missing a required column (named in the message) or repeating one; a row whose
+        column count differs from the header's; a non-numeric, NaN, infinite or negative
+        timestamp, duration or num_gpus; num_gpus below 1 or not whole.
+    ValueError
+        Bad keyword arguments, a cluster without ``"gpu"``, or no job left in the horizon.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "philly.csv"
+    >>> _ = p.write_text("timestamp,duration,num_gpus,gpu_time,cluster\\n"
+    ...                  "600,3600,4,14400,0\\n0,30,1,30,0\\n90,0,2,0,0\\n")
+    >>> inst = read_philly_jobs(p, seed=0)
+    >>> inst.arrival.tolist(), inst.max_workers.tolist(), inst.budget.tolist(), inst.horizon
+    ([1, 2, 11], [1, 2, 4], [1, 1, 240], 11)
+    >>> _ = p.write_text("timestamp,duration,num_gpus,gpu_time,cluster\\n0,30,0,0,0\\n")
+    >>> read_philly_jobs(p)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    clusteropt.instances.coflow_trace.TraceError: ...philly.csv:2: num_gpus = '0'; expected a whole number >= 1
+    """
+    slot_seconds = _check_options(slot_seconds, horizon, max_jobs, utility)
+    path = Path(path)
+    jobs = []
+    for row in _rows(path, PHILLY_COLUMNS):
+        time = row.number("timestamp")
+        duration = row.number("duration")
+        workers = row.count("num_gpus", minimum=1)
+        jobs.append(_Job(row.lineno, time, workers, duration))
+    return _build(path, jobs, source="philly", cluster=cluster, slot_seconds=slot_seconds, horizon=horizon,
+                  max_jobs=max_jobs, utility=utility, seed=seed)
+
+
+def read_alibaba_jobs(path: str | Path, *, cluster: Cluster | None = None, slot_seconds: float = 60.0,
+                      horizon: int | None = None, max_jobs: int | None = None, utility: str = "sigmoid",
+                      skip_cpu_only: bool = True, seed=None) -> GadgetInstance:
+    """Read an Alibaba GPU cluster 2023 pod list CSV as GADGET jobs (one pod = one job).
+
+    Only ``num_gpu``, ``gpu_milli``, ``creation_time``, ``deletion_time`` and ``scheduled_time``
+    are read (``name``, ``cpu_milli``, ``memory_mib``, ``gpu_spec``, ``qos``, ``pod_phase`` and
+    any other column may be present and are ignored).  Per GPU pod i:
+
+    * **Arrival**: ``a_i = 1 + floor((creation_time - t0) / slot_seconds)``, ``t0`` the smallest
+      creation time among the pods kept; an empty or NaN ``creation_time`` is an error.
+    * **Workers**: ``N_i = num_gpu`` (a whole number), one GPU per worker.  A pod with
+      ``gpu_milli < 1000`` asks for a *fraction* of a GPU; the paper's model has whole GPUs per
+      worker, so such a pod becomes **one worker using one whole GPU** (whatever its ``num_gpu``).
+      ``gpu_milli`` must be in [0, 1000].
+    * **CPU-only pods** (``num_gpu == 0``) are skipped when ``skip_cpu_only`` (counted and logged at
+      INFO); with ``skip_cpu_only=False`` such a pod is a :class:`TraceError`, since a GADGET job
+      needs at least one GPU worker.
+    * **Limit**: with run time ``d = deletion_time - scheduled_time``,
+      ``F_i = max(1, ceil(d / slot_seconds) * N_i)`` on the resource ``"gpu"`` (``l_i^gpu = 1``).
+      If either time is empty or NaN (a pod not yet scheduled or not yet deleted), ``F_i`` is
+      drawn as an integer in [1000, 6000] (the range of
+      :func:`~clusteropt.instances.gadget.random_gadget`) and the count is logged.
+    * **Drawn** with ``seed`` (as :func:`~clusteropt.instances.gadget.random_gadget`): the missing
+      ``F_i`` (first), then ``zeta_i``, ``b_i`` and the ``utility`` parameters; the cluster, when
+      ``cluster`` is None, is :func:`~clusteropt.instances.gadget.fat_tree_cluster` drawn before
+      all of them from the same generator.
+
+    Sorting, ``max_jobs`` and ``horizon`` are as in :func:`read_philly_jobs`.  The instance is
+    named ``alibaba-<file stem>``.
+
+    Raises
+    ------
+    TraceError
+        Message ``<file>:<line>:`` (line 1 is the header): an empty file or one without rows;
+        a header missing a required column (named) or repeating one; a row whose column count
+        differs from the header's; a non-numeric, infinite or negative number in a read column
+        (NaN or empty allowed only in ``deletion_time`` and ``scheduled_time``); ``num_gpu`` not
+        whole; ``gpu_milli`` above 1000; ``deletion_time < scheduled_time``; a CPU-only pod with
+        ``skip_cpu_only=False``.
+    ValueError
+        Bad keyword arguments, a cluster without ``"gpu"``, or no GPU pod left.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "pods.csv"
+    >>> head = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,"
+    >>> head += "creation_time,deletion_time,scheduled_time\\n"
+    >>> _ = p.write_text(head + "a,8000,30000,2,1000,,LS,Succeeded,100,700,160\\n"
+    ...                  "b,4000,1000,0,0,,BE,Succeeded,130,200,131\\n"
+    ...                  "c,6000,1000,1,500,,LS,Running,250,,251\\n")
+    >>> inst = read_alibaba_jobs(p, seed=0)
+    >>> inst.arrival.tolist(), inst.max_workers.tolist(), inst.budget[0].item()
+    ([1, 3], [2, 1], 18)
+    """
+    slot_seconds = _check_options(slot_seconds, horizon, max_jobs, utility)
+    path = Path(path)
+    jobs = []
+    n_cpu = n_frac = 0
+    for row in _rows(path, ALIBABA_COLUMNS):
+        time = row.number("creation_time")
+        gpus = row.count("num_gpu", minimum=0)
+        milli = row.number("gpu_milli")
+        if milli > 1000:
+            raise row.error("gpu_milli", row.row["gpu_milli"].strip(), "a per-GPU share in [0, 1000]")
+        deleted = row.number("deletion_time", optional=True)
+        scheduled = row.number("scheduled_time", optional=True)
+        duration = None
+        if deleted is not None and scheduled is not None:
+            if deleted < scheduled:
+                raise row.error("deletion_time", row.row["deletion_time"].strip(),
+                                f">= scheduled_time = {row.row['scheduled_time'].strip()}")
+            duration = deleted - scheduled
+        if gpus == 0:
+            if skip_cpu_only:
+                n_cpu += 1
+                continue
+            raise row.error("num_gpu", row.row["num_gpu"].strip(),
+                            ">= 1 (a CPU-only pod is not a DL job; pass skip_cpu_only=True to skip it)")
+        if milli < 1000:
+            n_frac += 1
+            gpus = 1
+        jobs.append(_Job(row.lineno, time, gpus, duration))
+    if n_cpu:
+        log.info("%s: skipped %d CPU-only pods (num_gpu = 0)", path, n_cpu)
+    if n_frac:
+        log.info("%s: %d pods ask for a fraction of a GPU (gpu_milli < 1000); each is one whole-GPU worker",
+                 path, n_frac)
+    return _build(path, jobs, source="alibaba", cluster=cluster, slot_seconds=slot_seconds, horizon=horizon,
+                  max_jobs=max_jobs, utility=utility, seed=seed)
