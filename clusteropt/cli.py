@@ -69,13 +69,14 @@ def _load(path: str):
         raise BadInput(text if text.startswith(str(p)) else f"{path}: {text}") from None
 
 
-def _build(path: str, model_name: str, relax: bool):
+def _build(path: str, model_name: str, relax: bool, slot: int | None = None):
     from clusteropt.models import get_model
 
     inst = _load(path)
     try:
         spec = get_model(model_name)
-        return inst, spec, spec.build(inst, relax=relax)
+        options = {} if slot is None else {"slot": slot}
+        return inst, spec, spec.build(inst, relax=relax, **options)
     except ValueError as exc:
         raise BadInput(str(exc)) from None
 
@@ -117,13 +118,14 @@ def models_cmd() -> None:
 @click.argument("instance", type=str)
 @click.option("--model", "model_name", required=True, help="Registered model name.")
 @click.option("--relax", is_flag=True, help="Build the continuous relaxation.")
+@click.option("--slot", type=int, default=None, help="Per-slot models (gvne): the slot t (default: the last).")
 @click.option("--export", "export_path", type=str, default=None,
               help="Also write the model to FILE (.lp or .mps).")
-def build_cmd(instance: str, model_name: str, relax: bool, export_path: str | None) -> None:
+def build_cmd(instance: str, model_name: str, relax: bool, slot: int | None, export_path: str | None) -> None:
     """Build a model for INSTANCE and print its components (sizes and equations)."""
     from clusteropt.models import model_summary
 
-    _, spec, model = _build(instance, model_name, relax)
+    _, spec, model = _build(instance, model_name, relax, slot)
     rows = model_summary(model)
     click.echo(f"model {spec.name} ({spec.backend}){' relaxed' if relax else ''}: {spec.description}")
     click.echo(_table(rows, ["component", "type", "size", "doc"]))
@@ -150,9 +152,10 @@ def _export(model, path: str) -> None:
 @click.argument("file", type=str)
 @click.option("--model", "model_name", required=True, help="Registered model name.")
 @click.option("--relax", is_flag=True, help="Export the continuous relaxation.")
-def export_cmd(instance: str, file: str, model_name: str, relax: bool) -> None:
+@click.option("--slot", type=int, default=None, help="Per-slot models (gvne): the slot t (default: the last).")
+def export_cmd(instance: str, file: str, model_name: str, relax: bool, slot: int | None) -> None:
     """Write the model built for INSTANCE to FILE (.lp or .mps) with the paper's names."""
-    _, _, model = _build(instance, model_name, relax)
+    _, _, model = _build(instance, model_name, relax, slot)
     _export(model, file)
 
 
@@ -164,12 +167,13 @@ def export_cmd(instance: str, file: str, model_name: str, relax: bool) -> None:
 @click.option("--mip-gap", type=float, default=None, help="Relative MIP gap.")
 @click.option("--threads", type=int, default=None, help="Solver threads.")
 @click.option("--relax", is_flag=True, help="Solve the continuous relaxation.")
+@click.option("--slot", type=int, default=None, help="Per-slot models (gvne): the slot t (default: the last).")
 @click.option("--json", "json_path", type=str, default=None, help="Write the result to FILE.")
-def solve_cmd(instance, model_name, solver, time_limit, mip_gap, threads, relax, json_path):
+def solve_cmd(instance, model_name, solver, time_limit, mip_gap, threads, relax, slot, json_path):
     """Build and solve the model for INSTANCE; print the result (and write it as JSON)."""
     from clusteropt.solvers import SolverError, SolverUnavailableError, solve
 
-    _, spec, model = _build(instance, model_name, relax)
+    _, spec, model = _build(instance, model_name, relax, slot)
     try:
         result = solve(model, solver, time_limit=time_limit, mip_gap=mip_gap, threads=threads,
                        raise_on_nonoptimal=False)
@@ -297,11 +301,36 @@ def generate_realtime_cmd(preset, n, workers, generation, success, requirement, 
                f"requirement {inst.requirement.tolist()} -> {out_path}")
 
 
+@generate_group.command("gadget")
+@click.option("--preset", type=click.Choice(["paper", "small", "tiny"]), default="paper", show_default=True,
+              help="Paper 000 setting: Sec. VI-1 (T = 200, 50-server fat-tree), or a small / tiny one.")
+@click.option("--jobs", type=int, default=20, show_default=True, help="Number of DL jobs.")
+@click.option("--utility", type=click.Choice(["sigmoid", "sqrt", "log", "quadratic"]), default="sigmoid",
+              show_default=True, help="mu_i: the paper's sigmoid (Sec. VI-1) or an example of Sec. IV-3.")
+@click.option("--horizon", type=int, default=None, help="T (default: the preset's).")
+@click.option("--seed", type=int, default=0, show_default=True, help="The generator's seed.")
+@click.option("-o", "--output", "out_path", required=True, help="Instance file to write (JSON).")
+def generate_gadget_cmd(preset, jobs, utility, horizon, seed, out_path) -> None:
+    """A paper 000 instance (GADGET: ring-all-reduce DL jobs on a GPU cluster)."""
+    from clusteropt.instances.gadget import gadget_preset
+
+    try:
+        inst = gadget_preset(preset, jobs=jobs, seed=seed, utility=utility, horizon=horizon)
+    except (InstanceError, ValueError) as exc:
+        raise BadInput(str(exc)) from None
+    _write_instance(inst, out_path)
+    cl = inst.cluster
+    click.echo(f"{inst.name}: {inst.n_jobs} jobs over T = {inst.horizon}, {cl.n_servers} servers "
+               f"({int(cl.capacity[:, 0].sum())} {cl.resources[0]}), {cl.n_switches} switches, "
+               f"{cl.n_links} links -> {out_path}")
+
+
 @cli.command("run")
 @click.argument("instance", type=str)
 @click.option("--policy", default=None,
               help="Coflow ordering: primal-dual (default), lp-order, sincronia, sebf, fifo, smallest-first, "
-                   "largest-first.  Realtime: sqrt-greedy (default), max-weight, weight-greedy, random.")
+                   "largest-first.  Realtime: sqrt-greedy (default), max-weight, weight-greedy, random.  "
+                   "GADGET: gadget (default), fifo, drf, las.")
 @click.option("--schedule", "scheduler", type=click.Choice(["paper", "greedy"]), default="greedy",
               show_default=True, help="Coflow scheduler: the paper's moved blocks, or the priority greedy.")
 @click.option("--lower-bound", is_flag=True, help="Coflow: also compute the LP lower bound (row generation).")
@@ -310,8 +339,12 @@ def generate_realtime_cmd(preset, n, workers, generation, success, requirement, 
 @click.option("--seed", type=int, default=0, show_default=True, help="Realtime: random seed of the run.")
 @click.option("--requirement", type=str, default=None, metavar="R1,R2,...",
               help="Realtime: requirement r (default: the instance's).")
+@click.option("--slot-solver", type=click.Choice(["greedy", "exact"]), default="greedy", show_default=True,
+              help="GADGET: per-slot solver of Alg. 1 (exact: the G-VNE ILP (12)-(19)).")
+@click.option("--time-limit", type=float, default=None, help="GADGET exact: seconds per slot.")
 @click.option("--json", "json_path", type=str, default=None, help="Write the run's result to FILE (README).")
-def run_cmd(instance, policy, scheduler, lower_bound, kappa, frames, seed, requirement, json_path) -> None:
+def run_cmd(instance, policy, scheduler, lower_bound, kappa, frames, seed, requirement, slot_solver, time_limit,
+            json_path) -> None:
     """Run a policy on an instance; its output is verified.
 
     Coflow (and concurrent-open-shop) instances: order and schedule.  Realtime instances (paper 002):
@@ -325,9 +358,35 @@ def run_cmd(instance, policy, scheduler, lower_bound, kappa, frames, seed, requi
     elif inst.kind == "realtime":
         _run_realtime(inst, policy or "sqrt-greedy", frames, seed, _floats(requirement, "--requirement"),
                       json_path)
+    elif inst.kind == "gadget":
+        _run_gadget(inst, policy or "gadget", slot_solver, time_limit, json_path)
     else:
         raise BadInput(f"{instance}: instances of kind {inst.kind!r} have no runner; `run` takes coflow, "
-                       "concurrent-open-shop and realtime instances")
+                       "concurrent-open-shop, realtime and gadget instances")
+
+
+def _run_gadget(inst, policy, slot_solver, time_limit, json_path) -> None:
+    from clusteropt.online import run_online
+    from clusteropt.online.gadget import make_policy
+    from clusteropt.verify import check_gadget_schedule
+
+    options = {"slot_solver": slot_solver, "time_limit": time_limit} if policy == "gadget" else {}
+    try:
+        run = run_online(make_policy(policy, **options), inst, horizon=inst.horizon, seed=0)
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
+    check = check_gadget_schedule(inst, run.schedule)
+    label = f"{policy} ({slot_solver})" if policy == "gadget" else policy
+    click.echo(f"{label}: {inst.n_jobs} jobs over {inst.horizon} slots, total utility {check.total_utility:.6g}, "
+               f"{int(check.worker_slots.sum())} worker-slots, {run.seconds:.2f} s deciding; verified {check.ok}")
+    if json_path is not None:
+        out = run.to_json_dict(inst)
+        out["total_utility"] = check.total_utility  # the verifier's recount
+        out["verified"] = check.ok
+        out["violations"] = [str(v) for v in check.violations[:20]]
+        _write_json(json_path, out)
+    if not check.ok:
+        raise SolverFailure(f"the schedule failed verification: {'; '.join(str(v) for v in check.violations[:3])}")
 
 
 def _run_coflow(inst, policy, scheduler, lower_bound, kappa, json_path) -> None:

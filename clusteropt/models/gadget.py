@@ -46,6 +46,7 @@ import pyomo.environ as pyo
 
 from clusteropt.algorithms.gadget.allocation import Ring, SlotAllocation
 from clusteropt.instances.gadget import Cluster, GadgetInstance
+from clusteropt.models.registry import ModelSpec, register_model
 
 __all__ = [
     "SlotProblem",
@@ -431,3 +432,14 @@ def _walk(cl: Cluster, src: int, dst: int, links: set[int]) -> tuple[int, ...]:
                 seen.add(nxt)
                 stack.append((nxt, (*path, e)))
     raise ValueError(f"the flow of a ring edge has no path from node {src} to node {dst}")
+
+
+def _gvne_builder(inst: GadgetInstance, relax: bool = False, slot: int | None = None, form: str = "auto"):
+    """Registry builder: slot ``slot`` (default the last) with no earlier allocation (z = 0)."""
+    return build_gvne(slot_problem(inst, inst.horizon if slot is None else int(slot)), form=form, relax=relax)
+
+
+register_model(ModelSpec(
+    "gvne", "gadget", _gvne_builder, "pyomo",
+    "paper 000 (12)-(19): per-slot G-VNE ILP of problem (10) (slot --slot, no earlier allocation; tree form "
+    "on tree clusters)"))

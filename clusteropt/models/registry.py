@@ -39,15 +39,26 @@ class ModelSpec:
     backend: str
     description: str
 
-    def build(self, instance, *, relax: bool = False):
-        """Build the model for ``instance`` (checking the instance kind first)."""
+    def build(self, instance, *, relax: bool = False, **options):
+        """Build the model for ``instance`` (checking the instance kind first).
+
+        ``options`` (such as ``slot=`` for per-slot models) go to the builder; a builder that
+        takes none rejects them with a ``ValueError``.
+        """
         if getattr(instance, "kind", None) != self.kind:
             raise ValueError(
                 f"model {self.name!r} takes instances of kind {self.kind!r}, "
                 f"got {getattr(instance, 'kind', type(instance).__name__)!r}; models for that "
                 f"kind: {', '.join(m.name for m in models_for(getattr(instance, 'kind', ''))) or 'none'}"
             )
-        return self.builder(instance, relax=relax)
+        if options:
+            import inspect
+
+            params = inspect.signature(self.builder).parameters
+            unknown = sorted(k for k in options if k not in params)
+            if unknown:
+                raise ValueError(f"model {self.name!r} takes no option {', '.join(unknown)}")
+        return self.builder(instance, relax=relax, **options)
 
 
 MODELS: dict[str, ModelSpec] = {}
