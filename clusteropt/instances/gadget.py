@@ -92,6 +92,9 @@ def iterations_per_slot(model_size, workers, bandwidth, gpu_speed, t_forward, ba
     d, w = np.asarray(model_size, dtype=float), np.asarray(workers, dtype=float)
     if (w < 1).any():
         raise ValueError("workers must be >= 1")
+    for name, value in (("bandwidth", bandwidth), ("gpu_speed", gpu_speed)):
+        if not (np.asarray(value, dtype=float) > 0).all():
+            raise ValueError(f"{name} = {value}; expected > 0 (parameters per second)")
     tau = d * (w - 1) / w * (2.0 / np.asarray(bandwidth, float) + 1.0 / np.asarray(gpu_speed, float))
     tau = tau + np.asarray(t_forward, float) * np.asarray(batch, float) + t_backward + overhead
     if (tau <= 0).any():
@@ -542,6 +545,8 @@ def gadget_preset(preset: str = "paper", *, jobs: int = 20, seed=None, utility: 
         for the offline DDLJS MILP.
     """
     rng = np.random.default_rng(seed)
+    if horizon is not None and horizon < 1:
+        raise ValueError(f"horizon = {horizon}; expected >= 1 (or None for the preset's)")
     if preset == "paper":
         cluster = fat_tree_cluster(50, seed=rng)
         return random_gadget(jobs, cluster=cluster, horizon=horizon or 200, utility=utility, seed=rng,

@@ -84,8 +84,7 @@ def place_ring(res: Residual, k: int, per_worker, bandwidth: float, *, tol: floa
         raise ValueError(f"k = {k}; expected >= 1")
     with np.errstate(divide="ignore", invalid="ignore"):
         fit = np.where(pw > 0, (res.server + tol) / np.where(pw > 0, pw, 1), np.inf).min(axis=1)
-    fit = np.floor(np.maximum(fit, 0)).astype(np.int64)
-    fit = np.minimum(fit, k)
+    fit = np.floor(np.clip(fit, 0, k)).astype(np.int64)  # clip first: a job using no resource fits anywhere
     # 1. one server, best fit (the fullest server that still takes all k)
     ok = np.flatnonzero(fit >= k)
     if ok.size:
