@@ -59,3 +59,14 @@ def test_realtime_speed_quick(tmp_path):
     assert report["exact"][0]["states"] == 512 and report["exact"][0]["theta"] > 0
     assert all(0.5 < r["area_ratio"] <= r["area_ratio_strict"] < 1.5 for r in report["quality"])
     assert "## (c) region quality" in (tmp_path / "realtime_speed.md").read_text()
+
+
+def test_gadget_slot_quick(tmp_path):
+    from benchmarks import gadget_slot
+
+    assert gadget_slot.main(["--quick", "--out", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "gadget_slot.json").read_text())
+    case = report["cases"][0]
+    assert set(case["forms"]) == {"tree", "flow"}
+    assert case["greedy"]["objective"] <= case["bound"] + 1e-6
+    assert "greedy / best bound" in (tmp_path / "gadget_slot.md").read_text()
