@@ -182,13 +182,13 @@ def _exact(policy: Gadget, problem):
     if res.termination.name != "OPTIMAL":
         log.warning("slot %d: G-VNE ILP stopped with %s, gap %s; keeping the incumbent", problem.t,
                     res.termination.name, res.gap)
-    alloc, fill_gain = greedy_slot(problem, start=allocation_from_solution(problem, model))
+    alloc, fill_gain = greedy_slot(problem, start=allocation_from_solution(problem, model), paths=policy.paths_)
     return alloc, {"fill_gain": fill_gain, "jobs": int(problem.jobs.size), "objective": res.objective,
                    "bound": res.bound,
                    "termination": res.termination.name, "build_s": build, "solve_s": res.solve_seconds}
 
 
-def greedy_slot(problem, start: SlotAllocation | None = None) -> tuple[SlotAllocation, float]:
+def greedy_slot(problem, start: SlotAllocation | None = None, paths=None) -> tuple[SlotAllocation, float]:
     """The fast per-slot solver, and the work-conserving fill of the exact one.
 
     Jobs go by best utility gain per worker this slot (``max_kappa pi[i, kappa] / kappa``), ties
@@ -201,13 +201,15 @@ def greedy_slot(problem, start: SlotAllocation | None = None) -> tuple[SlotAlloc
     (10) because every ``mu_i`` is non-decreasing.  Negative gains (the quadratic utility past
     its peak) are never taken.  Jobs already placed in ``start`` keep their placement.
 
-    Returns the allocation and its gain (Eq. (12)) over the jobs it placed.
+    ``paths`` are the cluster's server-to-server paths (:meth:`Cluster.paths`; computed when not
+    given: pass them when calling slot after slot).  Returns the allocation and its gain (Eq. (12))
+    over the jobs it placed.
     """
     inst = problem.inst
     cl = inst.cluster
     alloc = SlotAllocation.empty(inst.n_jobs, cl.n_servers) if start is None else SlotAllocation(
         np.array(start.workers, dtype=np.int64), dict(start.rings))
-    res = Residual.full(cl, _paths(inst))
+    res = Residual.full(cl, paths)
     for i in np.flatnonzero(alloc.workers.sum(axis=1)).tolist():
         workers = {int(s): int(n) for s, n in enumerate(alloc.workers[i]) if n}
         res.take(workers, inst.per_worker[i], alloc.rings.get(i), float(inst.bandwidth[i]))
@@ -262,20 +264,8 @@ def future_density(problem) -> np.ndarray:
 
 
 def _greedy(policy: Gadget, problem):
-    alloc, gain = greedy_slot(problem)
+    alloc, gain = greedy_slot(problem, paths=policy.paths_)
     return alloc, {"jobs": int(problem.jobs.size), "objective": gain}
-
-
-_PATHS: dict[int, dict] = {}
-
-
-def _paths(inst: GadgetInstance):
-    """Server-to-server paths of the instance's cluster, computed once per cluster object."""
-    key = id(inst.cluster)
-    if key not in _PATHS:
-        _PATHS.clear()
-        _PATHS[key] = inst.cluster.paths()
-    return _PATHS[key]
 
 
 #: Per-slot solvers of :class:`Gadget`.
@@ -298,6 +288,7 @@ class Baseline:
         with np.errstate(divide="ignore", invalid="ignore"):
             share = np.where(total > 0, instance.per_worker * instance.max_workers[:, None] / total, 0.0)
         self.dominant_ = share.max(axis=1)
+        self.paths_ = instance.cluster.paths()
 
     def step(self, t: int, obs: GadgetObservation):
         """Gang-place active jobs in the policy's order until nothing more fits."""
@@ -311,7 +302,7 @@ class Baseline:
         else:
             key = np.lexsort((active, inst.arrival[active], obs.z_prev[active]))
         alloc = SlotAllocation.empty(inst.n_jobs, inst.cluster.n_servers)
-        res = Residual.full(inst.cluster, _paths(inst))
+        res = Residual.full(inst.cluster, self.paths_)
         for i in active[key].tolist():
             k = int(min(inst.max_workers[i], left[i]))
             got = place_ring(res, k, inst.per_worker[i], float(inst.bandwidth[i]))
