@@ -366,9 +366,12 @@ def _build_tree(problem: SlotProblem, relax: bool) -> pyo.ConcreteModel:
     return m
 
 
-def allocation_from_solution(problem: SlotProblem, model: pyo.ConcreteModel, *,
-                             tol: float = 1e-6) -> SlotAllocation:
+def allocation_from_solution(problem: SlotProblem, model: pyo.ConcreteModel, *, tol: float = 1e-6,
+                             paths=None) -> SlotAllocation:
     """Read an integral solution of :func:`build_gvne` into a :class:`SlotAllocation`.
+
+    ``paths`` (tree form): the cluster's :meth:`Cluster.paths`, computed when not given; pass
+    them when reading slot after slot.
 
     Raises ``ValueError`` if a variable the allocation depends on is fractional beyond ``tol``.
     """
@@ -385,7 +388,7 @@ def allocation_from_solution(problem: SlotProblem, model: pyo.ConcreteModel, *,
 
     if model.form == "tree":
         lay = model.layout
-        paths = cl.paths()
+        paths = cl.paths() if paths is None else paths
         for i in problem.jobs.tolist():
             for s in range(cl.n_servers):
                 alloc.workers[i, s] = val(model.y[i, s])

@@ -182,7 +182,8 @@ def _exact(policy: Gadget, problem):
     if res.termination.name != "OPTIMAL":
         log.warning("slot %d: G-VNE ILP stopped with %s, gap %s; keeping the incumbent", problem.t,
                     res.termination.name, res.gap)
-    alloc, fill_gain = greedy_slot(problem, start=allocation_from_solution(problem, model), paths=policy.paths_)
+    start = allocation_from_solution(problem, model, paths=policy.paths_)
+    alloc, fill_gain = greedy_slot(problem, start=start, paths=policy.paths_)
     return alloc, {"fill_gain": fill_gain, "jobs": int(problem.jobs.size), "objective": res.objective,
                    "bound": res.bound,
                    "termination": res.termination.name, "build_s": build, "solve_s": res.solve_seconds}
@@ -228,18 +229,24 @@ def greedy_slot(problem, start: SlotAllocation | None = None, paths=None) -> tup
         for k in sizes[np.lexsort((-sizes, -pi))].tolist():
             if pi[k - 1] < 0:
                 break
-            got = place_ring(res, k, inst.per_worker[i], float(inst.bandwidth[i]))
-            if got is None:
-                continue
-            workers, ring = got
-            res.take(workers, inst.per_worker[i], ring, float(inst.bandwidth[i]))
-            for s, n in workers.items():
-                alloc.workers[i, s] = n
-            if ring is not None:
-                alloc.rings[i] = ring
-            gain += float(pi[k - 1])
-            break
+            if _place(inst, res, alloc, i, k):
+                gain += float(pi[k - 1])
+                break
     return alloc, gain
+
+
+def _place(inst: GadgetInstance, res: Residual, alloc: SlotAllocation, i: int, k: int) -> bool:
+    """Place k workers of job i with :func:`place_ring` and commit them to ``res`` and ``alloc``."""
+    got = place_ring(res, k, inst.per_worker[i], float(inst.bandwidth[i]))
+    if got is None:
+        return False
+    workers, ring = got
+    res.take(workers, inst.per_worker[i], ring, float(inst.bandwidth[i]))
+    for s, n in workers.items():
+        alloc.workers[i, s] = n
+    if ring is not None:
+        alloc.rings[i] = ring
+    return True
 
 
 def future_density(problem) -> np.ndarray:
@@ -304,16 +311,7 @@ class Baseline:
         alloc = SlotAllocation.empty(inst.n_jobs, inst.cluster.n_servers)
         res = Residual.full(inst.cluster, self.paths_)
         for i in active[key].tolist():
-            k = int(min(inst.max_workers[i], left[i]))
-            got = place_ring(res, k, inst.per_worker[i], float(inst.bandwidth[i]))
-            if got is None:
-                continue
-            workers, ring = got
-            res.take(workers, inst.per_worker[i], ring, float(inst.bandwidth[i]))
-            for s, n in workers.items():
-                alloc.workers[i, s] = n
-            if ring is not None:
-                alloc.rings[i] = ring
+            _place(inst, res, alloc, i, int(min(inst.max_workers[i], left[i])))
         return alloc, {"jobs": int(active.size)}
 
 
