@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["GadgetSchedule", "Ring", "SlotAllocation"]
+__all__ = ["GadgetSchedule", "Mapping", "Ring", "SlotAllocation"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,6 +34,49 @@ class Ring:
         out: dict[str, Any] = {"servers": list(self.servers), "paths": [list(p) for p in self.paths]}
         if links is not None:
             out["hops"] = [[int(links[p[0], 0])] + [int(links[k, 1]) for k in p] if p else [] for p in self.paths]
+        return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Mapping:
+    """One candidate embedding of one job's ring (the ``omega_i^k`` of Alg. 2 / Sec. V-C).
+
+    ``workers``: ``(server, count)`` pairs, servers ascending, counts >= 1, summing to the ring
+    size kappa.  ``ring``: for a job on two or more servers, the cyclic sequence of its servers
+    (runs of ring nodes on one server collapsed) and the link path of every ring edge; ``None``
+    on one server.  A decomposition of an LP embedding may produce a ring that visits a server
+    twice; :attr:`valid` is False for it (Eq. (9) wants each server once) and a scheduler must
+    not use it as is.
+    """
+
+    job: int
+    workers: tuple[tuple[int, int], ...]
+    ring: Ring | None
+
+    @property
+    def size(self) -> int:
+        """Ring size kappa: the workers summed."""
+        return sum(n for _, n in self.workers)
+
+    @property
+    def valid(self) -> bool:
+        """Each server once on the ring (Eq. (9)); always True on one server."""
+        return self.ring is None or len(set(self.ring.servers)) == len(self.ring.servers)
+
+    def node_load(self, per_worker, n_servers: int) -> np.ndarray:
+        """Resources used per server, (S, R): ``l_i^r`` times the workers (Eq. (16))."""
+        per_worker = np.asarray(per_worker, dtype=float)
+        out = np.zeros((n_servers, per_worker.size))
+        for s, n in self.workers:
+            out[s] += n * per_worker
+        return out
+
+    def link_load(self, bandwidth: float, n_links: int) -> np.ndarray:
+        """Bandwidth used per directed link, (L,): ``b_i`` per ring edge routed over it (Eq. (17))."""
+        out = np.zeros(n_links)
+        if self.ring is not None:
+            for p in self.ring.paths:
+                np.add.at(out, list(p), float(bandwidth))
         return out
 
 
