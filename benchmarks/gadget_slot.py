@@ -19,9 +19,9 @@ import numpy as np
 import pyomo.environ as pyo
 
 from benchmarks._report import header, machine_info, output_dir, parser, write_results
+from clusteropt.algorithms.gadget.greedy import greedy_slot
 from clusteropt.instances.gadget import gadget_preset
 from clusteropt.models.gadget import allocation_from_solution, build_gvne, slot_problem
-from clusteropt.online.gadget import greedy_slot
 from clusteropt.solvers import solve
 from clusteropt.verify import check_gadget_allocation
 

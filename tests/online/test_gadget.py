@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 
 from clusteropt.algorithms.gadget.allocation import GadgetSchedule, SlotAllocation
+from clusteropt.algorithms.gadget.greedy import future_density, greedy_slot
 from clusteropt.instances.gadget import fat_tree_cluster, gadget_preset, random_gadget
 from clusteropt.models.gadget import build_gvne, slot_problem
 from clusteropt.online.driver import run_online
-from clusteropt.online.gadget import POLICIES, GadgetEnvironment, future_density, greedy_slot, make_policy
+from clusteropt.online.gadget import POLICIES, GadgetEnvironment, make_policy
 from clusteropt.solvers import solve
 from clusteropt.verify import check_gadget_allocation, check_gadget_schedule
 
