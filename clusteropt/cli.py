@@ -336,11 +336,13 @@ def generate_gadget_cmd(preset, jobs, utility, horizon, seed, out_path) -> None:
 @click.option("--lower-bound", is_flag=True, help="Coflow: also compute the LP lower bound (row generation).")
 @click.option("--kappa", type=float, default=0.5, show_default=True, help="Coflow: primal-dual threshold.")
 @click.option("--frames", type=int, default=10_000, show_default=True, help="Realtime: frames to simulate.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Realtime: random seed of the run.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Realtime, GADGET lp-rs-mde: random seed of the run.")
 @click.option("--requirement", type=str, default=None, metavar="R1,R2,...",
               help="Realtime: requirement r (default: the instance's).")
-@click.option("--slot-solver", type=click.Choice(["greedy", "exact"]), default="greedy", show_default=True,
-              help="GADGET: per-slot solver of Alg. 1 (exact: the G-VNE ILP (12)-(19)).")
+@click.option("--slot-solver", type=click.Choice(["greedy", "exact", "lp-rs-mde"]), default="greedy",
+              show_default=True, help="GADGET: per-slot solver of Alg. 1 (exact: the G-VNE ILP (12)-(19); "
+              "lp-rs-mde: Alg. 2, LP ring selection and randomized embedding).")
 @click.option("--time-limit", type=float, default=None, help="GADGET exact: seconds per slot.")
 @click.option("--json", "json_path", type=str, default=None, help="Write the run's result to FILE (README).")
 def run_cmd(instance, policy, scheduler, lower_bound, kappa, frames, seed, requirement, slot_solver, time_limit,
@@ -359,20 +361,20 @@ def run_cmd(instance, policy, scheduler, lower_bound, kappa, frames, seed, requi
         _run_realtime(inst, policy or "sqrt-greedy", frames, seed, _floats(requirement, "--requirement"),
                       json_path)
     elif inst.kind == "gadget":
-        _run_gadget(inst, policy or "gadget", slot_solver, time_limit, json_path)
+        _run_gadget(inst, policy or "gadget", slot_solver, time_limit, seed, json_path)
     else:
         raise BadInput(f"{instance}: instances of kind {inst.kind!r} have no runner; `run` takes coflow, "
                        "concurrent-open-shop, realtime and gadget instances")
 
 
-def _run_gadget(inst, policy, slot_solver, time_limit, json_path) -> None:
+def _run_gadget(inst, policy, slot_solver, time_limit, seed, json_path) -> None:
     from clusteropt.online import run_online
     from clusteropt.online.gadget import make_policy
     from clusteropt.verify import check_gadget_schedule
 
     options = {"slot_solver": slot_solver, "time_limit": time_limit} if policy == "gadget" else {}
     try:
-        run = run_online(make_policy(policy, **options), inst, horizon=inst.horizon, seed=0)
+        run = run_online(make_policy(policy, **options), inst, horizon=inst.horizon, seed=seed)
     except ValueError as exc:
         raise BadInput(str(exc)) from None
     check = check_gadget_schedule(inst, run.schedule)

@@ -12,7 +12,9 @@ Policies (:data:`POLICIES`):
     Alg. 1, temporal greedy: each slot solve problem (10) (:func:`clusteropt.models.gadget.slot_problem`)
     with a per-slot solver: ``"exact"`` (the G-VNE ILP (12)-(19), :func:`build_gvne`, through
     :func:`clusteropt.solvers.solve`; a slot that stops before optimality keeps the solver's
-    incumbent, and the gap is recorded) or ``"greedy"`` (jobs by best utility gain per worker,
+    incumbent, and the gap is recorded), ``"lp-rs-mde"`` (Alg. 2 in its default, never
+    violating mode: :func:`clusteropt.rounding.gadget.lp_rs_mde`; its draws use the run's seed)
+    or ``"greedy"`` (jobs by best utility gain per worker,
     each at the ring size with the largest gain that :func:`place_ring` can fit).  Both end with
     a work-conserving fill (:func:`greedy_slot`): capacity the optimum of (10) leaves idle goes to
     jobs it did not embed, at zero gain or more, which keeps the slot's allocation optimal for
@@ -131,7 +133,7 @@ class Gadget:
 
     Parameters
     ----------
-    slot_solver : {"exact", "greedy"}
+    slot_solver : {"exact", "lp-rs-mde", "greedy"}
     form : {"auto", "flow", "tree"}
         The G-VNE form for ``"exact"`` (:func:`clusteropt.models.gadget.build_gvne`).
     solver : str
@@ -152,11 +154,12 @@ class Gadget:
         self.mip_gap = mip_gap
 
     def reset(self, instance: GadgetInstance, rng=None) -> None:
-        """Check the slot solver and cache the cluster's paths."""
+        """Check the slot solver, cache the cluster's paths, keep the generator of the rounding."""
         if self.slot_solver not in SLOT_SOLVERS:
             raise ValueError(f"slot_solver = {self.slot_solver!r}; expected one of {sorted(SLOT_SOLVERS)}")
         self.instance_ = instance
         self.paths_ = instance.cluster.paths()
+        self.rng_ = np.random.default_rng(rng)
 
     def step(self, t: int, obs: GadgetObservation):
         """Solve problem (10) of slot t."""
@@ -190,13 +193,19 @@ def _exact(policy: Gadget, problem):
                    "termination": res.termination.name, "build_s": build, "solve_s": res.solve_seconds}
 
 
+def _lp_rs_mde(policy: Gadget, problem):
+    from clusteropt.rounding.gadget import lp_rs_mde
+
+    return lp_rs_mde(problem, rng=policy.rng_, form=policy.form, solver=policy.solver, paths=policy.paths_)
+
+
 def _greedy(policy: Gadget, problem):
     alloc, gain = greedy_slot(problem, paths=policy.paths_)
     return alloc, {"jobs": int(problem.jobs.size), "objective": gain}
 
 
 #: Per-slot solvers of :class:`Gadget`.
-SLOT_SOLVERS = {"exact": _exact, "greedy": _greedy}
+SLOT_SOLVERS = {"exact": _exact, "greedy": _greedy, "lp-rs-mde": _lp_rs_mde}
 
 
 class Baseline:

@@ -1,0 +1,356 @@
+"""Paper 000 (GADGET), Alg. 2 (LP-RS-MDE): LP ring selection, then randomized ring embedding.
+
+:func:`select_rings` (Alg. 2 line 3, Lemma 7)
+    From the LP relaxation of problem (12) (``chi``, ``rho``), each job with ``rho_i > 0`` keeps
+    the one ring size ``kappa_i`` with the largest ``pi_{i,kappa} chi_{i,kappa}`` over the sizes
+    with ``chi_{i,kappa} > 0``.  A job has at most ``Gamma = max_i ceil(q_i)`` sizes, so the kept
+    value is at least ``1/Gamma`` of the LP's (Lemma 7).
+:func:`draw_mappings` (Alg. 2 lines 7-8)
+    One draw of the randomized embedding: job i takes mapping ``omega_i^k`` with probability
+    ``varphi_i^k`` (the first whose cumulative weight exceeds a uniform draw), and is rejected
+    with probability ``1 - sum_k varphi_i^k``.
+:func:`round_paper` (Alg. 2 lines 7-9, Theorem 8)
+    Up to ``u_b`` draws until one gains at least ``alpha`` times the LP value with every node load
+    within ``beta^r`` times its capacity and every link within ``gamma`` times
+    (:func:`theorem8_constants`).  Its result may exceed capacities; it says by how much.
+:func:`round_safe` (the default; what the scheduler uses)
+    Never exceeds a capacity: jobs in random order draw a mapping as above and keep it only if
+    it is a valid ring (Eq. (9)) and fits what is left; jobs left out draw again (``passes``);
+    the best of ``samples`` such roundings is kept, and :func:`greedy_slot` then gives the
+    capacity still idle to jobs without workers.
+:func:`lp_rs_mde`
+    Alg. 2 end to end for one :class:`~clusteropt.models.gadget.SlotProblem`.
+
+The rounding functions take ``rng`` (a Generator, a seed or None) and touch no global state.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import time
+from typing import Any
+
+import numpy as np
+import pyomo.environ as pyo
+
+from clusteropt.algorithms.gadget.allocation import Mapping, SlotAllocation
+from clusteropt.algorithms.gadget.greedy import greedy_slot
+from clusteropt.algorithms.gadget.placement import Residual
+
+__all__ = ["PaperRounding", "RingSelection", "SafeRounding", "draw_mappings", "lp_rs_mde", "round_paper",
+           "round_safe", "select_from_chi", "select_rings", "slot_gain", "theorem8_constants"]
+
+log = logging.getLogger(__name__)
+
+Decomposition = dict[int, list[tuple[float, Mapping]]]
+
+
+@dataclasses.dataclass(frozen=True)
+class RingSelection:
+    """Lemma 7's choice: ``kappa`` (job -> ring size), the LP value of problem (12) and the value
+    kept, ``sum_i pi[i, kappa_i] chi[i, kappa_i]`` (at least ``lp_value / Gamma``).
+    """
+
+    kappa: dict[int, int]
+    lp_value: float
+    selected_value: float
+
+
+def select_from_chi(problem, chi: dict[tuple[int, int], float], *, tol: float = 1e-7) -> tuple[dict[int, int], float]:
+    """Lemma 7 on given LP values ``chi[(i, kappa)]``: ``(kappa, kept value)``.
+
+    A job whose sizes all have ``chi <= tol`` (``rho_i = 0``) gets no ring.  Ties (most often
+    several sizes gaining 0 under a sigmoid far below its inflection) go to the larger size.
+
+    >>> from types import SimpleNamespace
+    >>> p = SimpleNamespace(jobs=np.array([3]), pi=(np.array([1.0, 1.5, 1.8]),))
+    >>> select_from_chi(p, {(3, 1): 0.0, (3, 2): 0.5, (3, 3): 0.4})
+    ({3: 2}, 0.75)
+    """
+    kappa, kept = {}, 0.0
+    for i, pi in zip(problem.jobs.tolist(), problem.pi, strict=True):
+        best = None
+        for k in range(1, len(pi) + 1):
+            c = float(chi.get((i, k), 0.0))
+            if c > tol and (best is None or pi[k - 1] * c >= best[1] - 1e-12):
+                best = (k, float(pi[k - 1]) * c)
+        if best is not None:
+            kappa[int(i)] = best[0]
+            kept += best[1]
+    return kappa, kept
+
+
+def select_rings(problem, *, form: str = "auto", solver: str | None = None) -> tuple[RingSelection, Any]:
+    """Alg. 2 line 3: solve the LP relaxation of (12) (:func:`build_gvne` with ``relax=True``) and
+    apply :func:`select_from_chi`.  Returns the selection and the solver's result.
+    """
+    from clusteropt.models.gadget import build_gvne
+    from clusteropt.solvers import solve
+
+    model = build_gvne(problem, form=form, relax=True)
+    res = solve(model, solver)  # raises unless optimal: a ring selection from a failed LP means nothing
+    chi = {key: float(pyo.value(v, exception=False) or 0.0) for key, v in model.chi.items()}
+    kappa, kept = select_from_chi(problem, chi)
+    return RingSelection(kappa, float(res.objective), kept), res
+
+
+def slot_gain(problem, alloc: SlotAllocation) -> float:
+    """Utility gained in the slot (Eq. (12)): ``pi[i, k]`` for every job with ``k`` workers."""
+    w = np.asarray(alloc.workers).sum(axis=1)
+    gain = 0.0
+    for i, pi in zip(problem.jobs.tolist(), problem.pi, strict=True):
+        k = int(w[i])
+        if k:
+            if k > len(pi):
+                raise ValueError(f"job {i} has {k} workers; at most {len(pi)} (q_i) are possible")
+            gain += float(pi[k - 1])
+    return gain
+
+
+def _gain_of(problem, chosen: dict[int, Mapping]) -> float:
+    pos = {int(i): j for j, i in enumerate(problem.jobs.tolist())}
+    return sum(float(problem.pi[pos[i]][mp.size - 1]) for i, mp in chosen.items())
+
+
+def draw_mappings(decomposition: Decomposition, rng=None) -> dict[int, Mapping]:
+    """One randomized embedding: per job (ascending), a uniform ``U``; the first mapping whose
+    cumulative weight exceeds ``U``, or nothing (probability ``1 - sum_k varphi_i^k``).
+
+    >>> from clusteropt.algorithms.gadget.allocation import Mapping
+    >>> d = {0: [(0.5, Mapping(0, ((1, 2),), None))], 1: []}
+    >>> [sorted(draw_mappings(d, rng=s)) for s in range(3)]
+    [[], [0], [0]]
+    """
+    rng = np.random.default_rng(rng)
+    out = {}
+    for i in sorted(decomposition):
+        u = rng.random()
+        acc = 0.0
+        for phi, mp in decomposition[i]:
+            acc += phi
+            if u < acc:
+                out[i] = mp
+                break
+    return out
+
+
+def theorem8_constants(problem, decomposition: Decomposition, *, epsilon: float | None = None):
+    """``(beta, gamma, epsilon)`` of Theorem 8 for this slot's decomposition.
+
+    ``beta^r = 1 + epsilon sqrt(2 Delta^r(V_s) ln |V_s|)``, ``gamma = 1 + epsilon sqrt(2 Delta(E_s)
+    ln |E_s|)``, ``Delta^r(V_s) = max_u sum_i (C^r_max(i, u) / d^r_max(i, u))^2`` over the jobs with
+    ``d^r_max(i, u) > 0``, and ``Delta(E_s)`` the same over links.  ``d_max`` is the largest single
+    demand of job i there (one worker's ``l_i^r``; ``b_i`` on a link) and ``C_max`` the largest
+    load one of its mappings in the decomposition puts there (the mappings the rounding can
+    draw).  The paper does not say what ``epsilon`` is nor the base of the logarithm
+    (``../shared/notes/ring-embedding-lp.md``, C10: not recoverable); we take the natural
+    logarithm and, unless given, ``epsilon`` = the largest ratio of one job's load to the
+    capacity it loads (the ratio a Hoeffding bound scales with).  Both are documented guesses.
+    """
+    inst = problem.inst
+    cl = inst.cluster
+    n_s, n_r, n_l = cl.n_servers, len(cl.resources), cl.n_links
+    node_sq = np.zeros((n_s, n_r))
+    link_sq = np.zeros(n_l)
+    ratio = 0.0
+    for i, maps in decomposition.items():
+        if not maps:
+            continue
+        pw, b = inst.per_worker[i], float(inst.bandwidth[i])
+        cmax_n = np.max([mp.node_load(pw, n_s) for _, mp in maps], axis=0)
+        cmax_l = np.max([mp.link_load(b, n_l) for _, mp in maps], axis=0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            node_sq += np.where((pw[None, :] > 0) & (cmax_n > 0), (cmax_n / np.where(pw > 0, pw, 1)) ** 2, 0.0)
+            if b > 0:
+                link_sq += np.where(cmax_l > 0, (cmax_l / b) ** 2, 0.0)
+            ratio = max(ratio, float(np.nanmax(np.where(cl.capacity > 0, cmax_n / cl.capacity, 0.0))),
+                        float(np.nanmax(np.where(cl.bandwidth > 0, cmax_l / cl.bandwidth, 0.0), initial=0.0)))
+    eps = ratio if epsilon is None else float(epsilon)
+    beta = 1.0 + eps * np.sqrt(2.0 * node_sq.max(axis=0) * math.log(max(n_s, 2)))
+    gamma = 1.0 + eps * math.sqrt(2.0 * float(link_sq.max(initial=0.0)) * math.log(max(n_l, 2)))
+    return beta, gamma, eps
+
+
+@dataclasses.dataclass(frozen=True)
+class PaperRounding:
+    """The outcome of :func:`round_paper`.
+
+    ``chosen``: job -> mapping of the kept draw; ``value``: its gain (Eq. (12)); ``rounds``: draws
+    made; ``accepted``: whether it passed the (alpha, beta, gamma) test (else the last draw is
+    kept); ``node_ratio`` (S, R) and ``link_ratio`` (L,): load over capacity; ``violations``:
+    how many server-resource pairs and links exceed their capacity.
+    """
+
+    chosen: dict[int, Mapping]
+    value: float
+    rounds: int
+    accepted: bool
+    alpha: float
+    beta: np.ndarray
+    gamma: float
+    node_ratio: np.ndarray
+    link_ratio: np.ndarray
+
+    @property
+    def violations(self) -> int:
+        """Server-resource pairs and links loaded beyond capacity (1e-9 slack)."""
+        return int((self.node_ratio > 1 + 1e-9).sum() + (self.link_ratio > 1 + 1e-9).sum())
+
+
+def _loads(inst, chosen: dict[int, Mapping]):
+    cl = inst.cluster
+    node = np.zeros(cl.capacity.shape)
+    link = np.zeros(cl.n_links)
+    for i, mp in chosen.items():
+        node += mp.node_load(inst.per_worker[i], cl.n_servers)
+        link += mp.link_load(float(inst.bandwidth[i]), cl.n_links)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        nr = np.where(cl.capacity > 0, node / np.where(cl.capacity > 0, cl.capacity, 1), np.where(node > 0, np.inf, 0))
+        lr = np.where(cl.bandwidth > 0, link / np.where(cl.bandwidth > 0, cl.bandwidth, 1),
+                      np.where(link > 0, np.inf, 0))
+    return nr, lr
+
+
+def round_paper(problem, decomposition: Decomposition, lp_value: float, *, rng=None, rounds: int = 100,
+                alpha: float = 1 / 3, epsilon: float | None = None) -> PaperRounding:
+    """Alg. 2 lines 7-9: draw until a draw gains ``>= alpha * lp_value`` with loads within
+    ``beta^r`` / ``gamma`` times capacity, at most ``rounds`` (``u_b``) draws.
+
+    The reference implementation uses 100 rounds; the paper leaves ``u_b`` open.  A result that
+    was not accepted keeps the last draw and says so; either may exceed capacities (the
+    ratios are in the result).
+    """
+    if rounds < 1:
+        raise ValueError(f"rounds = {rounds}; expected >= 1 (u_b)")
+    rng = np.random.default_rng(rng)
+    beta, gamma, _ = theorem8_constants(problem, decomposition, epsilon=epsilon)
+    chosen, nr, lr, value = {}, None, None, 0.0
+    for n in range(1, rounds + 1):
+        chosen = draw_mappings(decomposition, rng)
+        value = _gain_of(problem, chosen)
+        nr, lr = _loads(problem.inst, chosen)
+        ok = (value >= alpha * lp_value - 1e-9 and bool(np.all(nr <= beta[None, :] + 1e-9))
+              and bool(np.all(lr <= gamma + 1e-9)))
+        if ok:
+            return PaperRounding(chosen, value, n, True, alpha, beta, gamma, nr, lr)
+    return PaperRounding(chosen, value, rounds, False, alpha, beta, gamma, nr, lr)
+
+
+@dataclasses.dataclass
+class SafeRounding:
+    """The outcome of :func:`round_safe`: the allocation (feasible by construction), its gain,
+    the gain of the drawn part alone (before the fill) and the samples drawn.
+    """
+
+    allocation: SlotAllocation
+    value: float
+    drawn_value: float
+    samples: int
+
+
+def _fits(res: Residual, mp: Mapping, pw, b: float, tol: float = 1e-9) -> bool:
+    if not mp.valid:
+        return False
+    for s, n in mp.workers:
+        if np.any(res.server[s] < n * pw - tol):
+            return False
+    if mp.ring is not None:
+        need = mp.link_load(b, res.link.size)
+        if np.any(res.link < need - tol):
+            return False
+    return True
+
+
+def round_safe(problem, decomposition: Decomposition, *, rng=None, samples: int = 8, passes: int = 5,
+               fill: bool = True, paths=None) -> SafeRounding:
+    """The default rounding: never exceeds a capacity (module docstring).
+
+    Per sample: jobs in a random order draw a mapping (:func:`draw_mappings`' rule) and keep it
+    when it is a valid ring and fits what is left; the jobs left without one draw again, up to
+    ``passes`` more times.  The sample with the largest gain is kept; with ``fill``,
+    :func:`greedy_slot` then places jobs still without workers into what is idle.
+    """
+    if samples < 1 or passes < 0:
+        raise ValueError(f"samples = {samples}, passes = {passes}; expected samples >= 1 and passes >= 0")
+    rng = np.random.default_rng(rng)
+    inst = problem.inst
+    cl = inst.cluster
+    paths = cl.paths() if paths is None else paths
+    jobs = np.array(sorted(i for i, maps in decomposition.items() if maps), dtype=np.int64)
+    best: tuple[float, dict[int, Mapping]] | None = None
+    for _ in range(samples):
+        res = Residual.full(cl, paths)
+        chosen: dict[int, Mapping] = {}
+        todo = rng.permutation(jobs).tolist()
+        for _ in range(passes + 1):
+            left = []
+            for i in todo:
+                pw, b = inst.per_worker[i], float(inst.bandwidth[i])
+                mp = draw_mappings({i: decomposition[i]}, rng).get(i)
+                if mp is not None and _fits(res, mp, pw, b):
+                    res.take(dict(mp.workers), pw, mp.ring, b)
+                    chosen[i] = mp
+                else:
+                    left.append(i)
+            todo = left
+            if not todo:
+                break
+        value = _gain_of(problem, chosen)
+        if best is None or value > best[0] + 1e-12:
+            best = (value, chosen)
+    drawn_value, chosen = best if best is not None else (0.0, {})
+    alloc = SlotAllocation.empty(inst.n_jobs, cl.n_servers)
+    for i, mp in chosen.items():
+        for s, n in mp.workers:
+            alloc.workers[i, s] = n
+        if mp.ring is not None:
+            alloc.rings[i] = mp.ring
+    if fill:
+        alloc, _ = greedy_slot(problem, start=alloc, paths=paths)
+    return SafeRounding(alloc, slot_gain(problem, alloc), drawn_value, samples)
+
+
+def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto", solver: str | None = None,
+              samples: int = 8, passes: int = 5, fill: bool = True, paths=None
+              ) -> tuple[SlotAllocation, dict[str, Any]]:
+    """Alg. 2 for one slot, default (never violating) mode: ring selection (Lemma 7), the
+    augmented LP with those sizes (:func:`build_embedding_lp`), its decomposition and
+    :func:`round_safe`.  Returns the allocation and timings / values for the record.
+
+    ``form``: the G-VNE form of the ring-selection LP; ``embed_form``: the augmented LP's form.
+    """
+    from clusteropt.models.gadget_embedding import build_embedding_lp, decompose_embedding
+    from clusteropt.solvers import solve
+
+    inst = problem.inst
+    info: dict[str, Any] = {"jobs": int(problem.jobs.size)}
+    if problem.jobs.size == 0:
+        return SlotAllocation.empty(inst.n_jobs, inst.cluster.n_servers), info
+    paths = inst.cluster.paths() if paths is None else paths
+    t0 = time.perf_counter()
+    sel, res1 = select_rings(problem, form=form, solver=solver)
+    t1 = time.perf_counter()
+    model = build_embedding_lp(problem, sel.kappa, form=embed_form) if sel.kappa else None
+    t2 = time.perf_counter()
+    if model is not None:
+        res2 = solve(model, solver)  # raises unless optimal
+        t3 = time.perf_counter()
+        decomposition = decompose_embedding(problem, model, paths=paths)
+        aug_value = float(res2.objective)
+        solve2 = res2.solve_seconds
+    else:
+        t3 = t2
+        decomposition, aug_value, solve2 = {}, 0.0, 0.0
+    t4 = time.perf_counter()
+    rounded = round_safe(problem, decomposition, rng=rng, samples=samples, passes=passes, fill=fill, paths=paths)
+    t5 = time.perf_counter()
+    info.update({
+        "objective": rounded.value, "drawn_value": rounded.drawn_value, "lp_value": sel.lp_value,
+        "selected_value": sel.selected_value, "augmented_value": aug_value,
+        "select_s": t1 - t0, "select_solve_s": res1.solve_seconds, "build_s": t2 - t1,
+        "solve_s": solve2, "augmented_total_s": t3 - t2, "decompose_s": t4 - t3, "round_s": t5 - t4,
+        "seconds": t5 - t0,
+    })
+    return rounded.allocation, info
