@@ -39,8 +39,8 @@ from clusteropt.algorithms.gadget.allocation import Mapping, SlotAllocation
 from clusteropt.algorithms.gadget.greedy import greedy_slot
 from clusteropt.algorithms.gadget.placement import Residual
 
-__all__ = ["PaperRounding", "RingSelection", "SafeRounding", "draw_mappings", "lp_rs_mde", "round_paper",
-           "round_safe", "select_from_chi", "select_rings", "slot_gain", "theorem8_constants"]
+__all__ = ["PaperRounding", "RingSelection", "SafeRounding", "draw_mappings", "lp_rs_mde", "positive_gain",
+           "round_paper", "round_safe", "select_from_chi", "select_rings", "slot_gain", "theorem8_constants"]
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,8 @@ class RingSelection:
     selected_value: float
 
 
-def select_from_chi(problem, chi: dict[tuple[int, int], float], *, tol: float = 1e-7) -> tuple[dict[int, int], float]:
+def select_from_chi(problem, chi: dict[tuple[int, int], float], *,
+                    tol: float = 1e-7) -> tuple[dict[int, int], float]:
     """Lemma 7 on given LP values ``chi[(i, kappa)]``: ``(kappa, kept value)``.
 
     A job whose sizes all have ``chi <= tol`` (``rho_i = 0``) gets no ring.  Ties (most often
@@ -87,13 +88,42 @@ def select_rings(problem, *, form: str = "auto", solver: str | None = None) -> t
     apply :func:`select_from_chi`.  Returns the selection and the solver's result.
     """
     from clusteropt.models.gadget import build_gvne
-    from clusteropt.solvers import solve
 
     model = build_gvne(problem, form=form, relax=True)
-    res = solve(model, solver)  # raises unless optimal: a ring selection from a failed LP means nothing
+    res = _solve_lp(model, solver)  # raises unless optimal: a ring selection from a failed LP means nothing
     chi = {key: float(pyo.value(v, exception=False) or 0.0) for key, v in model.chi.items()}
     kappa, kept = select_from_chi(problem, chi)
     return RingSelection(kappa, float(res.objective), kept), res
+
+
+def _solve_lp(model, solver: str | None):
+    """HiGHS through its matrix (:func:`clusteropt.solvers.direct.solve_highs_direct`: these
+    models are solved once, and the persistent interface's hand-off cost more than the solve),
+    any other solver through :func:`clusteropt.solvers.solve`.  Raises unless optimal.
+    """
+    if solver in (None, "highs"):
+        from clusteropt.solvers.direct import solve_highs_direct
+
+        return solve_highs_direct(model)
+    from clusteropt.solvers import solve
+
+    return solve(model, solver)
+
+
+def positive_gain(problem):
+    """``problem`` restricted to the jobs some ring size gains utility for.
+
+    A job gaining nothing (a sigmoid far below its inflection: ``pi`` underflows; a quadratic
+    past its peak) adds nothing to the LP of (12) or to the augmented LP, where it could only
+    take capacity, so leaving it out changes neither optimum; the greedy fill still places it.
+    Gains below ``1e-12`` times the largest utility scale count as 0, as in :func:`greedy_slot`.
+    """
+    scale = float(np.abs(problem.inst.utility_params[:, 0]).max(initial=1.0))
+    keep = [j for j, pi in enumerate(problem.pi) if pi.size and float(pi.max()) > 1e-12 * scale]
+    if len(keep) == problem.jobs.size:
+        return problem
+    return dataclasses.replace(problem, jobs=problem.jobs[keep], kmax=problem.kmax[keep],
+                               pi=tuple(problem.pi[j] for j in keep))
 
 
 def slot_gain(problem, alloc: SlotAllocation) -> float:
@@ -207,7 +237,8 @@ def _loads(inst, chosen: dict[int, Mapping]):
         node += mp.node_load(inst.per_worker[i], cl.n_servers)
         link += mp.link_load(float(inst.bandwidth[i]), cl.n_links)
     with np.errstate(divide="ignore", invalid="ignore"):
-        nr = np.where(cl.capacity > 0, node / np.where(cl.capacity > 0, cl.capacity, 1), np.where(node > 0, np.inf, 0))
+        nr = np.where(cl.capacity > 0, node / np.where(cl.capacity > 0, cl.capacity, 1),
+                      np.where(node > 0, np.inf, 0))
         lr = np.where(cl.bandwidth > 0, link / np.where(cl.bandwidth > 0, cl.bandwidth, 1),
                       np.where(link > 0, np.inf, 0))
     return nr, lr
@@ -319,10 +350,12 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
     augmented LP with those sizes (:func:`build_embedding_lp`), its decomposition and
     :func:`round_safe`.  Returns the allocation and timings / values for the record.
 
+    Both LPs hold only the jobs that gain something (:func:`positive_gain`; same optima).
+    With ``solver`` None or ``"highs"`` they go to HiGHS through their matrices.
+
     ``form``: the G-VNE form of the ring-selection LP; ``embed_form``: the augmented LP's form.
     """
     from clusteropt.models.gadget_embedding import build_embedding_lp, decompose_embedding
-    from clusteropt.solvers import solve
 
     inst = problem.inst
     info: dict[str, Any] = {"jobs": int(problem.jobs.size)}
@@ -330,27 +363,31 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
         return SlotAllocation.empty(inst.n_jobs, inst.cluster.n_servers), info
     paths = inst.cluster.paths() if paths is None else paths
     t0 = time.perf_counter()
-    sel, res1 = select_rings(problem, form=form, solver=solver)
+    gaining = positive_gain(problem)
+    info["lp_jobs"] = int(gaining.jobs.size)
+    if gaining.jobs.size:
+        sel, res1 = select_rings(gaining, form=form, solver=solver)
+    else:
+        sel, res1 = RingSelection({}, 0.0, 0.0), None
     t1 = time.perf_counter()
-    model = build_embedding_lp(problem, sel.kappa, form=embed_form) if sel.kappa else None
+    model = build_embedding_lp(gaining, sel.kappa, form=embed_form) if sel.kappa else None
     t2 = time.perf_counter()
     if model is not None:
-        res2 = solve(model, solver)  # raises unless optimal
+        res2 = _solve_lp(model, solver)  # raises unless optimal
         t3 = time.perf_counter()
-        decomposition = decompose_embedding(problem, model, paths=paths)
-        aug_value = float(res2.objective)
-        solve2 = res2.solve_seconds
+        decomposition = decompose_embedding(gaining, model, paths=paths)
+        aug_value, solve2, handoff2 = float(res2.objective), res2.solve_seconds, res2.build_seconds
     else:
         t3 = t2
-        decomposition, aug_value, solve2 = {}, 0.0, 0.0
+        decomposition, aug_value, solve2, handoff2 = {}, 0.0, 0.0, 0.0
     t4 = time.perf_counter()
     rounded = round_safe(problem, decomposition, rng=rng, samples=samples, passes=passes, fill=fill, paths=paths)
     t5 = time.perf_counter()
     info.update({
         "objective": rounded.value, "drawn_value": rounded.drawn_value, "lp_value": sel.lp_value,
         "selected_value": sel.selected_value, "augmented_value": aug_value,
-        "select_s": t1 - t0, "select_solve_s": res1.solve_seconds, "build_s": t2 - t1,
-        "solve_s": solve2, "augmented_total_s": t3 - t2, "decompose_s": t4 - t3, "round_s": t5 - t4,
+        "select_s": t1 - t0, "select_solve_s": res1.solve_seconds if res1 is not None else 0.0,
+        "build_s": t2 - t1, "handoff_s": handoff2, "solve_s": solve2, "decompose_s": t4 - t3, "round_s": t5 - t4,
         "seconds": t5 - t0,
     })
     return rounded.allocation, info
