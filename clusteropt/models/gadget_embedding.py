@@ -58,6 +58,8 @@ def check_kappa(problem: SlotProblem, kappa) -> dict[int, int]:
     kmax = dict(zip(problem.jobs.tolist(), problem.kmax.tolist(), strict=True))
     out = {}
     for i, k in dict(kappa).items():
+        if not float(k).is_integer():
+            raise ValueError(f"kappa[{i}] = {k}; expected an integer ring size")
         if int(i) not in kmax:
             raise ValueError(f"kappa[{i}]: job {i} is not active in slot {problem.t} "
                              f"(active: {sorted(kmax)})")
@@ -315,7 +317,10 @@ def decompose_embedding(problem: SlotProblem, model: pyo.ConcreteModel, *, tol: 
     out: dict[int, list[tuple[float, Mapping]]] = {}
     for i in sorted(model.kappa):
         tj = model.jobs_[i]
-        x = float(pyo.value(model.x[i], exception=False) or 0.0)
+        x = pyo.value(model.x[i], exception=False)
+        if x is None:
+            raise ValueError(f"x[{i}] has no value: solve the model before decomposing it")
+        x = float(x)
         out[i] = []
         if not tj.feasible or x <= tol:
             continue
@@ -345,6 +350,8 @@ def _select(tj: _TreeJob, lay, p: int, total: int, res: np.ndarray, used: list[i
             *, eps: float) -> bool:
     """Choose, top-down, a positive-mass way for node p's parts to hold ``total`` workers."""
     parts = tj.parts[p]
+    if not parts:  # a switch with no server below it holds nothing
+        return total == 0
     want = total
     picks: list[tuple[str, int, int]] = []
     for j in range(len(parts) - 1, 0, -1):

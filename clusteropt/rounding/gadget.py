@@ -178,6 +178,9 @@ def theorem8_constants(problem, decomposition: Decomposition, *, epsilon: float 
     (``../shared/notes/ring-embedding-lp.md``, C10: not recoverable); we take the natural
     logarithm and, unless given, ``epsilon`` = the largest ratio of one job's load to the
     capacity it loads (the ratio a Hoeffding bound scales with).  Both are documented guesses.
+    The LP may use, fractionally, a mapping that alone exceeds a capacity; then this default
+    ``epsilon`` exceeds 1 and the (beta, gamma) test accepts almost any draw: pass ``epsilon``
+    to make it bite.
     """
     inst = problem.inst
     cl = inst.cluster
