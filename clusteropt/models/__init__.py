@@ -3,7 +3,7 @@
 Importing this package registers every system's models in :data:`MODELS`.
 """
 
-from clusteropt.models import coflow, gadget, realtime, worker_placement  # noqa: F401  (register models)
+from clusteropt.models import coflow, gadget, gadget_offline, realtime, worker_placement  # noqa: F401  (register)
 from clusteropt.models.cvxpy_model import CvxpyModel
 from clusteropt.models.registry import MODELS, ModelSpec, get_model, models_for, register_model
 from clusteropt.models.summary import model_summary

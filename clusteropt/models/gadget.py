@@ -19,8 +19,9 @@ kappa] = mu_i(zeta_i (z_{i,t-1} + kappa)) - mu_i(zeta_i z_{i,t-1})`` is the util
     Pyomo Expressions (named as in the paper) rather than variables.  Two choices the paper leaves
     open, made explicit: workers sit on servers only (switches have no ``g_s^{u,r}``), and the
     ring condition (9) (each server of a multi-server job on exactly one ring cycle, entered and
-    left once) is the linear row ``ring_once[i, kappa, u]``: the flow leaving server u over all
-    ring edges of the job is at most ``chi[i, kappa]``.
+    left once) is the linear row ``ring_once[i, kappa, u]``: the ring nodes on server u form one
+    run (at most ``chi[i, kappa]`` runs end on u, counted by ``depart``), while ring-edge paths
+    may pass through u (Eq. (7) allows it).
 
 :func:`build_gvne` with ``form="tree"``
     The same problem when the substrate is a tree (:meth:`Cluster.is_tree`; the paper's fat-tree
@@ -291,9 +292,18 @@ def _build_flow(problem: SlotProblem, relax: bool) -> pyo.ConcreteModel:
         return lhs == m.varrho[i, k, a, u] - m.varrho[i, k, (a + 1) % k, u]
 
     m.eq15 = pyo.Constraint(m.KE, m.V, rule=eq15, doc="(15) unit flow of each ring edge between its end nodes")
+    # (9): the ring's nodes on one server form one run, so the ring enters and leaves each server
+    # once.  depart >= varrho[a, u] - varrho[a + 1, u] counts the runs ending on u (lower bounds
+    # suffice: depart appears nowhere else); a path merely passing through u is not a departure.
+    m.RD = pyo.Set(dimen=4, initialize=[(i, k, a, u) for i, k in m.K if k >= 3 for a in range(k)
+                                        for u in range(n_srv)])
+    m.depart = pyo.Var(m.RD, domain=pyo.NonNegativeReals,
+                       doc="depart[i, kappa, a, u]: ring node a is the last of a run on server u")
+    m.depart_def = pyo.Constraint(m.RD, rule=lambda m, i, k, a, u: m.depart[i, k, a, u] >= m.varrho[
+        i, k, a, u] - m.varrho[i, k, (a + 1) % k, u], doc="a run on u ends at ring node a")
     m.ring_once = pyo.Constraint(
         [(i, k, u) for i, k in m.K if k >= 3 for u in range(n_srv)],
-        rule=lambda m, i, k, u: sum(m.theta[i, k, a, e] for a in range(k) for e in out_links[u]) <= m.chi[i, k],
+        rule=lambda m, i, k, u: sum(m.depart[i, k, a, u] for a in range(k)) <= m.chi[i, k],
         doc="(9) the ring leaves each server at most once: one cycle through the job's servers")
     pw, bw = inst.per_worker, inst.bandwidth
     m.h = pyo.Expression(m.I, m.S, m.R, rule=lambda m, i, u, r: sum(
@@ -350,7 +360,7 @@ def _build_tree(problem: SlotProblem, relax: bool) -> pyo.ConcreteModel:
         [(i, c) for i in jobs for c in lay.parent if c < n_srv],
         rule=lambda m, i, c: m.inside[i, c] >= m.x[i, c], doc="a server's own x")
     m.inside_up = pyo.Constraint(
-        [(i, c, d) for i in jobs for c in lay.parent if c >= n_srv for d in lay.children[c]],
+        [(i, c, d) for i in jobs for c in lay.parent for d in lay.children[c]],
         rule=lambda m, i, c, d: m.inside[i, c] >= m.inside[i, d], doc="inside >= inside of every child")
     m.outside_def = pyo.Constraint(m.I, m.C, rule=lambda m, i, c: n_srv * m.outside[i, c] >= sum(
         m.x[i, s] for s in m.S) - sum(m.x[i, s] for s in lay.below[c]), doc="outside = 1 if a server elsewhere")

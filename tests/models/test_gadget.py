@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -160,3 +161,26 @@ def test_bad_arguments():
         slot_problem(inst, 1, np.zeros(5))
     with pytest.raises(ValueError, match="form"):
         build_gvne(slot_problem(inst, inst.horizon), form="dense")
+
+
+@pytest.mark.parametrize("make", ["_chain", "_cycle", "_star", "_racks"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_gvne_forms_equal_the_one_slot_offline_optimum(make, seed):
+    """A server inside the tree (chain) and paths through servers (cycle): both forms of (12)-(19)
+    at slot 1 with nothing earlier equal DDLJS over one slot (sqrt: mu(0) = 0), which
+    tests/models/test_gadget_offline.py checks against brute force.
+    """
+    from clusteropt.models.gadget_offline import ddljs_optimum
+    from tests.models import test_gadget_offline as off
+
+    cluster = getattr(off, make)()
+    inst = off._bf_instance(cluster, seed, "sqrt", n_jobs=3, horizon=1)
+    inst = dataclasses.replace(inst, bandwidth=inst.bandwidth * 0 + 3.5)  # every pair of servers binds a link
+    best, _, _ = ddljs_optimum(inst)
+    p = slot_problem(inst, 1)
+    forms = ["flow"] + (["tree"] if cluster.is_tree() else [])
+    for form in forms:
+        m = build_gvne(p, form=form)
+        res = solve(m)
+        assert res.objective == pytest.approx(best, abs=1e-6), form
+        assert check_gadget_allocation(inst, allocation_from_solution(p, m), 1).ok
