@@ -70,3 +70,15 @@ def test_gadget_slot_quick(tmp_path):
     assert set(case["forms"]) == {"tree", "flow"}
     assert case["greedy"]["objective"] <= case["bound"] + 1e-6
     assert "greedy / best bound" in (tmp_path / "gadget_slot.md").read_text()
+
+
+def test_gadget_online_quick(tmp_path):
+    from benchmarks import gadget_online
+
+    assert gadget_online.main(["--quick", "--out", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "gadget_online.json").read_text())
+    runs = {r["policy"]: r for r in report["runs"]}
+    assert set(runs) == {"gadget (lp-rs-mde)", "gadget (greedy)", "fifo", "drf", "las"}
+    assert all(r["total_utility"] <= report["alone_bound"] + 1e-6 for r in runs.values())
+    assert runs["gadget (lp-rs-mde)"]["slot_times"]["slots"] > 0
+    assert "median HiGHS solve s" in (tmp_path / "gadget_online.md").read_text()
