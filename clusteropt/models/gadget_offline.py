@@ -99,7 +99,6 @@ from clusteropt.algorithms.gadget.allocation import GadgetSchedule, Ring, SlotAl
 from clusteropt.instances.gadget import GadgetInstance
 from clusteropt.models.gadget import tree_layout
 from clusteropt.models.registry import ModelSpec, register_model
-from clusteropt.solvers import solve
 
 __all__ = ["build_ddljs", "ddljs_optimum", "schedule_from_solution"]
 
@@ -518,6 +517,8 @@ def ddljs_optimum(inst: GadgetInstance, *, form: str = "auto", solver: str | Non
     (4.0, [4, 1], 'OPTIMAL')
     """
     model = build_ddljs(inst, form=form)
+    from clusteropt.solvers import solve  # here, not at the top: clusteropt.solvers imports the models
+
     res = solve(model, solver, time_limit=time_limit, mip_gap=mip_gap, raise_on_nonoptimal=False)
     if not res.has_solution:
         raise RuntimeError(f"DDLJS ({model.form} form) stopped with {res.termination.name} and no solution")
