@@ -76,7 +76,7 @@ def test_gadget_online_quick(tmp_path):
     from benchmarks import gadget_online
 
     assert gadget_online.main(["--quick", "--out", str(tmp_path)]) == 0
-    report = json.loads((tmp_path / "gadget_online.json").read_text())
+    report = json.loads((tmp_path / "gadget_online.json").read_text())["cases"][0]
     runs = {r["policy"]: r for r in report["runs"]}
     assert set(runs) == {"gadget (lp-rs-mde)", "gadget (greedy)", "fifo", "drf", "las"}
     assert all(r["total_utility"] <= report["alone_bound"] + 1e-6 for r in runs.values())
