@@ -64,7 +64,7 @@ def check_kappa(problem: SlotProblem, kappa) -> dict[int, int]:
             raise ValueError(f"kappa[{i}]: job {i} is not active in slot {problem.t} "
                              f"(active: {sorted(kmax)})")
         if not 1 <= int(k) <= kmax[int(i)]:
-            raise ValueError(f"kappa[{i}] = {k}; expected a ring size in 1 .. {kmax[int(i)]} (q_i of the job)")
+            raise ValueError(f"kappa[{i}] = {k}; expected a ring size in 1 .. {kmax[int(i)]} for job {i} (q_i)")
         out[int(i)] = int(k)
     return out
 
