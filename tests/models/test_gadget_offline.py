@@ -330,16 +330,16 @@ def test_bad_input():
 
 
 def test_no_solution_raises(monkeypatch):
-    from clusteropt.models import gadget_offline
+    import clusteropt.solvers
 
     inst = gadget_preset("tiny", jobs=3, seed=0, utility="sqrt")
-    real = gadget_offline.solve
+    real = clusteropt.solvers.solve
 
     def stopped(model, *args, **kwargs):
         res = real(model, *args, **kwargs)
         return dataclasses.replace(res, has_solution=False, termination=type(res.termination).TIME_LIMIT)
 
-    monkeypatch.setattr(gadget_offline, "solve", stopped)
+    monkeypatch.setattr(clusteropt.solvers, "solve", stopped)
     with pytest.raises(RuntimeError, match="TIME_LIMIT and no solution"):
         ddljs_optimum(inst)
 
