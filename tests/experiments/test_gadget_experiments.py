@@ -10,6 +10,7 @@ FILES = {
     "gadget-utility": {"utility.csv", "utility.md", "utility.png", "utility.svg"},
     "gadget-capacity": {"embedded-ratio.csv", "fig5-node.png", "fig5-node.svg", "fig6-edge.png", "fig6-edge.svg"},
     "gadget-slot-ratio": {"slot-ratio.csv", "slot-ratio.md", "slot-ratio.png", "slot-ratio.svg"},
+    "gadget-slot-ratio-paper": {"slot-ratio.csv", "slot-ratio.md", "slot-ratio.png", "slot-ratio.svg"},
     "gadget-competitive": {"ratio.csv", "ratio.md", "ratio.png", "ratio.svg"},
 }
 
@@ -56,6 +57,13 @@ def test_quick_slot_ratio(tmp_path):
     assert not lp.empty and (lp.drawn_ratio_max <= 1 + 1e-6).all() and (lp.greedy_ratio_max <= 1 + 1e-6).all()
     # the scheduler's fill only adds gain to Alg. 2's rounding
     assert (lp.ratio_mean >= lp.drawn_ratio_mean - 1e-9).all()
+
+
+def test_quick_slot_ratio_paper_scale(tmp_path):
+    table = _quick(tmp_path, "gadget-slot-ratio-paper")
+    assert (table.preset == "paper").all() and (table.slots_counted > 0).all()
+    assert (table.ratio_max <= 1 + 1e-6).all() and (table.drawn_ratio_max <= 1 + 1e-6).all()
+    assert (table.ratio_mean >= table.drawn_ratio_mean - 1e-9).all()
 
 
 def test_quick_competitive(tmp_path):
