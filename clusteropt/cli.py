@@ -325,6 +325,40 @@ def generate_gadget_cmd(preset, jobs, utility, horizon, seed, out_path) -> None:
                f"{cl.n_links} links -> {out_path}")
 
 
+@generate_group.command("broker")
+@click.option("--preset", type=click.Choice(["paper", "small", "tiny"]), default="paper", show_default=True,
+              help="Paper 003 setting: Sec. 6.1 (T = 50, 15 DCs, 4 resources), or a small / tiny one.")
+@click.option("--jobs", type=int, default=None, help="Number of ML jobs (default: the preset's).")
+@click.option("--horizon", type=int, default=None, help="T (default: the preset's).")
+@click.option("--prices", "prices_path", type=str, default=None, metavar="CSV",
+              help="Price table dc,resource,a,b,threshold (resources gpu, vcpu, memory, storage; per-slot "
+                   "prices) replacing the drawn prices.")
+@click.option("--transfer-costs", "transfer_path", type=str, default=None, metavar="CSV",
+              help="R x R transfer-cost matrix replacing the drawn d^{rr'}.")
+@click.option("--seed", type=int, default=0, show_default=True, help="The generator's seed.")
+@click.option("-o", "--output", "out_path", required=True, help="Instance file to write (JSON).")
+def generate_broker_cmd(preset, jobs, horizon, prices_path, transfer_path, seed, out_path) -> None:
+    """A paper 003 instance (mlBroker: geo-distributed ML jobs under volume-discount prices)."""
+    from clusteropt.instances.broker import (
+        DEFAULT_RESOURCES,
+        broker_preset,
+        read_prices_csv,
+        read_transfer_costs_csv,
+    )
+
+    try:
+        prices = read_prices_csv(prices_path, resources=DEFAULT_RESOURCES) if prices_path else None
+        transfer = read_transfer_costs_csv(transfer_path) if transfer_path else None
+        inst = broker_preset(preset, jobs=jobs, horizon=horizon, prices=prices, transfer_costs=transfer, seed=seed)
+    except OSError as exc:
+        raise BadInput(f"cannot read {exc.filename}: {exc.strerror}") from None
+    except (InstanceError, ValueError) as exc:
+        raise BadInput(str(exc)) from None
+    _write_instance(inst, out_path)
+    click.echo(f"{inst.name}: {inst.n_jobs} jobs over T = {inst.horizon}, {inst.n_dcs} data centers, "
+               f"{inst.n_resources} resources ({', '.join(inst.resources)}) -> {out_path}")
+
+
 @cli.command("run")
 @click.argument("instance", type=str)
 @click.option("--policy", default=None,

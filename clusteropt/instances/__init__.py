@@ -1,6 +1,14 @@
 """Problems as data: frozen, validated instances with JSON IO, generators and trace readers."""
 
 from clusteropt.instances.base import INSTANCE_KINDS, Instance, InstanceError, load_instance
+from clusteropt.instances.broker import (
+    BrokerInstance,
+    BrokerPrices,
+    broker_preset,
+    random_broker,
+    read_prices_csv,
+    read_transfer_costs_csv,
+)
 from clusteropt.instances.coflow import CoflowInstance, ConcurrentOpenShopInstance
 from clusteropt.instances.coflow_random import random_coflows
 from clusteropt.instances.coflow_trace import TraceError, read_coflow_benchmark
@@ -13,6 +21,8 @@ from clusteropt.instances.worker_placement import (
 
 __all__ = [
     "INSTANCE_KINDS",
+    "BrokerInstance",
+    "BrokerPrices",
     "CoflowInstance",
     "ConcurrentOpenShopInstance",
     "Instance",
@@ -20,12 +30,16 @@ __all__ = [
     "RealtimeInstance",
     "TraceError",
     "WorkerPlacementInstance",
+    "broker_preset",
     "load_instance",
+    "random_broker",
     "random_coflows",
     "random_realtime",
     "random_worker_placement",
     "read_alibaba_jobs",
     "read_coflow_benchmark",
     "read_philly_jobs",
+    "read_prices_csv",
+    "read_transfer_costs_csv",
     "realtime_preset",
 ]
