@@ -217,7 +217,7 @@ def scale_cluster(cluster, *, node_units: float | None = None, edge_units: float
 
     >>> from clusteropt.instances.gadget import fat_tree_cluster
     >>> c = scale_cluster(fat_tree_cluster(10, n_racks=2, seed=0), node_units=0.5, edge_units=2)
-    >>> int(c.capacity.sum()), float(c.bandwidth[-4:].mean())
+    >>> int(c.capacity.sum()), round(float(c.bandwidth[-4:].mean()), 6)
     (50, 400.0)
     """
     capacity, bandwidth = cluster.capacity, cluster.bandwidth
