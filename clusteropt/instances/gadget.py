@@ -432,6 +432,25 @@ class GadgetInstance(Instance):
         x = self.zeta.reshape((-1,) + (1,) * (z.ndim - 1)) * z
         return utility_value(self.utility, self.utility_params, x)
 
+    def alone_bound(self) -> float:
+        """An upper bound on any schedule's total utility: each job alone on the cluster.
+
+        Job i can get at most ``min(budget_i, N_i (T - arrival_i + 1))`` worker-slots (Eqs. (3),
+        (4): at most ``N_i`` workers a slot from its arrival to the horizon), whatever the other
+        jobs do, so ``sum_i max_{0 <= z <= that} mu_i(zeta_i z)`` bounds the DDLJS objective (2)
+        from above (the maximum, not the end point, because the energy utility is not monotone).
+
+        >>> inst = gadget_preset("tiny", jobs=3, seed=0, utility="sqrt")
+        >>> cap = np.minimum(inst.budget, inst.max_workers * (inst.horizon - inst.arrival + 1))
+        >>> bool(np.isclose(inst.alone_bound(), inst.utility_of(cap).sum()))  # sqrt is increasing
+        True
+        """
+        cap = np.minimum(self.budget, self.max_workers * (self.horizon - self.arrival + 1)).astype(np.int64)
+        if self.n_jobs == 0:
+            return 0.0
+        grid = np.minimum(np.arange(int(cap.max()) + 1)[None, :], cap[:, None])
+        return float(self.utility_of(grid).max(axis=1).sum())
+
 
 def bursty_arrivals(n_jobs: int, horizon: int, *, burst_rate: float = 5.0, p_start: float = 0.1,
                     p_end: float = 0.3, seed=None) -> np.ndarray:

@@ -30,6 +30,8 @@ def test_quick_utility(tmp_path):
     assert set(table.policy) == {"gadget", "gadget-lp-rs-mde", "fifo", "drf", "las"}
     assert (table.total_utility >= 0).all()  # sigmoid
     assert (table.total_utility <= table.utility_bound * (1 + 1e-9)).all()
+    assert (table.total_utility <= table.alone_bound * (1 + 1e-9)).all()
+    assert (table.alone_bound <= table.utility_bound * (1 + 1e-9)).all()
     # the policies of one (params, seed) meet the same instance
     assert (table.groupby(["n_jobs", "seed"]).utility_bound.nunique() == 1).all()
 

@@ -386,3 +386,18 @@ def test_iteration_time_needs_positive_speeds_and_presets_a_positive_horizon():
         _ips(1e6, 2, 1e9, -1.0, 0.001, 32, 0.05, 0.0)
     with pytest.raises(ValueError, match="horizon"):
         _preset("small", jobs=2, horizon=0)
+
+
+@pytest.mark.parametrize("utility", ["sigmoid", "sqrt", "log", "quadratic"])
+def test_alone_bound_bounds_every_policy(utility):
+    from clusteropt.online import run_online
+    from clusteropt.online.gadget import make_policy
+    from clusteropt.verify import check_gadget_schedule
+
+    inst = gadget_preset("small", jobs=12, seed=3, utility=utility)
+    cap = np.minimum(inst.budget, inst.max_workers * (inst.horizon - inst.arrival + 1))
+    bound = inst.alone_bound()
+    assert bound >= inst.utility_of(cap).sum() - 1e-9  # the maximum over z, not only the end point
+    for name in ("gadget", "las", "fifo"):
+        run = run_online(make_policy(name), inst, horizon=inst.horizon, seed=0)
+        assert check_gadget_schedule(inst, run.schedule).total_utility <= bound + 1e-9 * abs(bound)
