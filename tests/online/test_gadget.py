@@ -111,3 +111,25 @@ def test_schedule_json_round_trip():
     back = GadgetSchedule.from_json_list(data["slots"], inst.n_jobs, inst.cluster.n_servers)
     np.testing.assert_array_equal(back.workers, run.schedule.workers)
     assert check_gadget_schedule(inst, back).total_utility == pytest.approx(data["total_utility"])
+
+
+def test_run_online_finds_the_gadget_environment_in_a_fresh_interpreter():
+    # a policy of one's own, without importing clusteropt.online.gadget first
+    import subprocess
+    import sys
+
+    script = (
+        "from clusteropt.instances.gadget import gadget_preset\n"
+        "from clusteropt.online import run_online\n"
+        "from clusteropt.algorithms.gadget.allocation import SlotAllocation\n"
+        "class Idle:\n"
+        "    name = 'idle'\n"
+        "    def reset(self, instance, rng=None):\n"
+        "        self.inst_ = instance\n"
+        "    def step(self, t, obs):\n"
+        "        return SlotAllocation.empty(self.inst_.n_jobs, self.inst_.cluster.n_servers)\n"
+        "run = run_online(Idle(), gadget_preset('tiny', jobs=3, seed=0), horizon=2)\n"
+        "print(len(run.schedule.slots))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "2"
