@@ -4,6 +4,29 @@ Pure functions over numpy arrays; anything random takes ``rng`` (a Generator, a 
 The paper systems add their modules here.
 """
 
+from clusteropt.rounding.broker import (
+    BROKER_ROUNDINGS,
+    BrokerRoundingInfo,
+    a_round,
+    build_transport_model,
+    greedy_round,
+    independent_round,
+    round1_y,
+    round2_y,
+    sample_ps,
+)
 from clusteropt.rounding.dependent import DependentRoundingInfo, pairwise_dependent_round
 
-__all__ = ["DependentRoundingInfo", "pairwise_dependent_round"]
+__all__ = [
+    "BROKER_ROUNDINGS",
+    "BrokerRoundingInfo",
+    "DependentRoundingInfo",
+    "a_round",
+    "build_transport_model",
+    "greedy_round",
+    "independent_round",
+    "pairwise_dependent_round",
+    "round1_y",
+    "round2_y",
+    "sample_ps",
+]
