@@ -19,7 +19,9 @@
     the best of ``samples`` such roundings is kept, and :func:`greedy_slot` then gives the
     capacity still idle to jobs without workers.
 :func:`lp_rs_mde`
-    Alg. 2 end to end for one :class:`~clusteropt.models.gadget.SlotProblem`.
+    Alg. 2 end to end for one :class:`~clusteropt.models.gadget.SlotProblem`.  On tree clusters
+    with HiGHS its two LPs are built as matrices (:mod:`clusteropt.models.gadget_matrix`, the very
+    same LPs as the Pyomo models, tested row by row); ``builder="pyomo"`` builds the Pyomo models.
 
 The rounding functions take ``rng`` (a Generator, a seed or None) and touch no global state.
 """
@@ -30,6 +32,7 @@ import dataclasses
 import logging
 import math
 import time
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -39,10 +42,25 @@ from clusteropt.algorithms.gadget.allocation import Mapping, SlotAllocation
 from clusteropt.algorithms.gadget.greedy import greedy_slot
 from clusteropt.algorithms.gadget.placement import Residual
 
-__all__ = ["PaperRounding", "RingSelection", "SafeRounding", "draw_mappings", "lp_rs_mde", "positive_gain",
-           "round_paper", "round_safe", "select_from_chi", "select_rings", "slot_gain", "theorem8_constants"]
+__all__ = ["BUILDERS", "EMBED_HIGHS_OPTIONS", "SELECT_HIGHS_OPTIONS", "PaperRounding", "RingSelection",
+           "SafeRounding", "draw_mappings", "lp_rs_mde", "positive_gain", "round_paper", "round_safe",
+           "select_from_chi", "select_rings", "slot_gain", "theorem8_constants"]
 
 log = logging.getLogger(__name__)
+
+#: HiGHS options for the ring-selection LP (the LP relaxation of (12)-(19), tree form): primal
+#: simplex.  Measured on the ``paper`` preset, sqrt utility, 100 jobs, slots 60 / 110 / 160 (24 / 54 /
+#: 78 jobs, 6.5k-21k columns; median of 3, load average 3-5): primal simplex 0.14 / 0.62 / 0.71 s,
+#: dual simplex (HiGHS's default) 0.17 / 2.17 / 4.17 s, interior point 0.28 / 1.12 / 1.68 s.
+SELECT_HIGHS_OPTIONS = MappingProxyType({"solver": "simplex", "simplex_strategy": 4})
+#: HiGHS options for the augmented LP (Alg. 2 line 4, tree form): dual simplex with presolve
+#: (HiGHS's default).  Same slots (20k-56k columns): 0.93 / 2.98 / 3.66 s; without presolve 0.75 /
+#: 1.85 / 6.57 s (faster on two slots, 1.8x slower on the third); interior point 0.92 / 3.27 / 6.44 s;
+#: primal simplex 1.91 / 7.02 / 21.5 s; other crash, scaling and pricing settings no better; PDLP
+#: stops without proven optimality.
+EMBED_HIGHS_OPTIONS = MappingProxyType({"solver": "simplex", "simplex_strategy": 1})
+#: ``builder`` values of :func:`lp_rs_mde` and :func:`select_rings`.
+BUILDERS = ("auto", "matrix", "pyomo")
 
 Decomposition = dict[int, list[tuple[float, Mapping]]]
 
@@ -83,28 +101,65 @@ def select_from_chi(problem, chi: dict[tuple[int, int], float], *,
     return kappa, kept
 
 
-def select_rings(problem, *, form: str = "auto", solver: str | None = None) -> tuple[RingSelection, Any]:
+def select_rings(problem, *, form: str = "auto", solver: str | None = None,
+                 builder: str = "auto") -> tuple[RingSelection, Any]:
     """Alg. 2 line 3: solve the LP relaxation of (12) (:func:`build_gvne` with ``relax=True``) and
     apply :func:`select_from_chi`.  Returns the selection and the solver's result.
+
+    ``builder``: ``"matrix"`` builds the LP's arrays directly
+    (:func:`clusteropt.models.gadget_matrix.build_gvne_matrix`; tree form, HiGHS), ``"pyomo"``
+    the Pyomo model, ``"auto"`` the matrix where it applies.  Same LP, same HiGHS input.
     """
-    from clusteropt.models.gadget import build_gvne
+    sel, res, _ = _select(problem, form, solver, builder)
+    return sel, res
 
-    model = build_gvne(problem, form=form, relax=True)
-    res = _solve_lp(model, solver)  # raises unless optimal: a ring selection from a failed LP means nothing
-    chi = {key: float(pyo.value(v, exception=False) or 0.0) for key, v in model.chi.items()}
+
+def _use_matrix(problem, form: str, solver: str | None, builder: str) -> bool:
+    """Whether the matrix fast path builds this slot's LPs (tree form, HiGHS)."""
+    if builder not in BUILDERS:
+        raise ValueError(f"builder = {builder!r}; expected one of {BUILDERS}")
+    if builder == "pyomo":
+        return False
+    ok = solver in (None, "highs") and (form == "tree" or (form == "auto" and problem.inst.cluster.is_tree()))
+    if builder == "matrix" and not ok:
+        raise ValueError(f"builder='matrix' builds the tree form for HiGHS only (form = {form!r}, solver = "
+                         f"{solver!r}, tree cluster: {problem.inst.cluster.is_tree()}); "
+                         "use builder='pyomo' or 'auto'")
+    return ok
+
+
+def _select(problem, form: str, solver: str | None, builder: str):
+    """:func:`select_rings` plus the build time: ``(selection, result, build_seconds)``."""
+    t0 = time.perf_counter()
+    if _use_matrix(problem, form, solver, builder):
+        from clusteropt.models.gadget_matrix import build_gvne_matrix, solve_matrix
+
+        lp = build_gvne_matrix(problem)
+        t1 = time.perf_counter()
+        res, x = solve_matrix(lp, options=SELECT_HIGHS_OPTIONS)  # raises unless optimal
+        chi = lp.values_by_key(x, "chi")
+    else:
+        from clusteropt.models.gadget import build_gvne
+
+        model = build_gvne(problem, form=form, relax=True)
+        t1 = time.perf_counter()
+        # raises unless optimal: a ring selection from a failed LP means nothing
+        res = _solve_lp(model, solver, SELECT_HIGHS_OPTIONS)
+        chi = {key: float(pyo.value(v, exception=False) or 0.0) for key, v in model.chi.items()}
     kappa, kept = select_from_chi(problem, chi)
-    return RingSelection(kappa, float(res.objective), kept), res
+    return RingSelection(kappa, float(res.objective), kept), res, t1 - t0
 
 
-def _solve_lp(model, solver: str | None):
+def _solve_lp(model, solver: str | None, options=None):
     """HiGHS through its matrix (:func:`clusteropt.solvers.direct.solve_highs_direct`: these
-    models are solved once, and the persistent interface's hand-off cost more than the solve),
-    any other solver through :func:`clusteropt.solvers.solve`.  Raises unless optimal.
+    models are solved once, and the persistent interface's hand-off cost more than the solve)
+    with the HiGHS ``options``, any other solver through :func:`clusteropt.solvers.solve`.
+    Raises unless optimal.
     """
     if solver in (None, "highs"):
         from clusteropt.solvers.direct import solve_highs_direct
 
-        return solve_highs_direct(model)
+        return solve_highs_direct(model, options=options)
     from clusteropt.solvers import solve
 
     return solve(model, solver)
@@ -349,16 +404,26 @@ def round_safe(problem, decomposition: Decomposition, *, rng=None, samples: int 
 
 
 def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto", solver: str | None = None,
-              samples: int = 8, passes: int = 5, fill: bool = True, paths=None
+              samples: int = 8, passes: int = 5, fill: bool = True, paths=None, builder: str = "auto"
               ) -> tuple[SlotAllocation, dict[str, Any]]:
     """Alg. 2 for one slot, default (never violating) mode: ring selection (Lemma 7), the
     augmented LP with those sizes (:func:`build_embedding_lp`), its decomposition and
     :func:`round_safe`.  Returns the allocation and timings / values for the record.
 
     Both LPs hold only the jobs that gain something (:func:`positive_gain`; same optima).
-    With ``solver`` None or ``"highs"`` they go to HiGHS through their matrices.
+    With ``solver`` None or ``"highs"`` they go to HiGHS through their matrices, with the
+    algorithm chosen per LP (:data:`SELECT_HIGHS_OPTIONS`, :data:`EMBED_HIGHS_OPTIONS`).
 
     ``form``: the G-VNE form of the ring-selection LP; ``embed_form``: the augmented LP's form.
+    ``builder``: ``"matrix"`` builds both LPs (tree form, HiGHS) as arrays with
+    :mod:`clusteropt.models.gadget_matrix` (the very same LPs as the Pyomo models; HiGHS gets the
+    same input, so the result is the same), ``"pyomo"`` builds the Pyomo models users inspect and
+    export, ``"auto"`` (default) the matrix where it applies (tree cluster, HiGHS), else Pyomo.
+
+    Info keys: ``select_s`` (ring selection in all), ``select_build_s``, ``select_handoff_s``,
+    ``select_solve_s`` (its build, hand-off to HiGHS, HiGHS's run); ``build_s``, ``handoff_s``,
+    ``solve_s`` (the same for the augmented LP); ``decompose_s``, ``round_s``, ``seconds``;
+    ``select_builder``, ``builder`` (``"matrix"`` or ``"pyomo"``: what built each LP) and the values.
     """
     from clusteropt.models.gadget_embedding import build_embedding_lp, decompose_embedding
 
@@ -371,27 +436,45 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
     gaining = positive_gain(problem)
     info["lp_jobs"] = int(gaining.jobs.size)
     if gaining.jobs.size:
-        sel, res1 = select_rings(gaining, form=form, solver=solver)
+        sel, res1, select_build = _select(gaining, form, solver, builder)
+        select_builder = "matrix" if res1.backend == "matrix" else "pyomo"
     else:
-        sel, res1 = RingSelection({}, 0.0, 0.0), None
+        sel, res1, select_build, select_builder = RingSelection({}, 0.0, 0.0), None, 0.0, None
     t1 = time.perf_counter()
-    model = build_embedding_lp(gaining, sel.kappa, form=embed_form) if sel.kappa else None
+    matrix = _use_matrix(problem, embed_form, solver, builder)
+    model = lp = None
+    if sel.kappa:
+        if matrix:
+            from clusteropt.models.gadget_matrix import build_embedding_matrix
+
+            lp = build_embedding_matrix(gaining, sel.kappa)
+        else:
+            model = build_embedding_lp(gaining, sel.kappa, form=embed_form)
     t2 = time.perf_counter()
-    if model is not None:
-        res2 = _solve_lp(model, solver)  # raises unless optimal
+    if lp is not None:
+        from clusteropt.models.gadget_matrix import EmbeddingSolution, solve_matrix
+
+        res2, x = solve_matrix(lp, options=EMBED_HIGHS_OPTIONS)  # raises unless optimal
+        t3 = time.perf_counter()
+        decomposition = decompose_embedding(gaining, EmbeddingSolution(lp, x), paths=paths)
+    elif model is not None:
+        res2 = _solve_lp(model, solver, EMBED_HIGHS_OPTIONS)  # raises unless optimal
         t3 = time.perf_counter()
         decomposition = decompose_embedding(gaining, model, paths=paths)
-        aug_value, solve2, handoff2 = float(res2.objective), res2.solve_seconds, res2.build_seconds
     else:
-        t3 = t2
-        decomposition, aug_value, solve2, handoff2 = {}, 0.0, 0.0, 0.0
+        t3, res2, decomposition = t2, None, {}
+    aug_value, solve2, handoff2 = ((float(res2.objective), res2.solve_seconds, res2.build_seconds)
+                                   if res2 is not None else (0.0, 0.0, 0.0))
     t4 = time.perf_counter()
     rounded = round_safe(problem, decomposition, rng=rng, samples=samples, passes=passes, fill=fill, paths=paths)
     t5 = time.perf_counter()
     info.update({
         "objective": rounded.value, "drawn_value": rounded.drawn_value, "lp_value": sel.lp_value,
         "selected_value": sel.selected_value, "augmented_value": aug_value,
-        "select_s": t1 - t0, "select_solve_s": res1.solve_seconds if res1 is not None else 0.0,
+        "select_builder": select_builder, "builder": "matrix" if matrix else "pyomo",
+        "select_s": t1 - t0, "select_build_s": select_build,
+        "select_handoff_s": res1.build_seconds if res1 is not None else 0.0,
+        "select_solve_s": res1.solve_seconds if res1 is not None else 0.0,
         "build_s": t2 - t1, "handoff_s": handoff2, "solve_s": solve2, "decompose_s": t4 - t3, "round_s": t5 - t4,
         "seconds": t5 - t0,
     })

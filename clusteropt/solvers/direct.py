@@ -9,6 +9,10 @@ LinearStandardFormCompiler`, sparse matrices in one pass), passes them to ``high
 call and loads the values back into the Pyomo variables, so the model stays the thing the user
 inspects and exports.  Linear models only (LP or MILP); the result is a :class:`SolveResult` like
 any other, with ``build_seconds`` the compile and hand-off and ``solve_seconds`` HiGHS's run.
+
+:func:`run_highs` is that hand-off (arrays -> ``Highs.passModel`` -> ``run``), shared with fast paths
+that build a model's matrices themselves (:mod:`clusteropt.models.gadget_matrix`): the same arrays
+give HiGHS the same input, whichever route built them.
 """
 
 from __future__ import annotations
@@ -20,12 +24,13 @@ import time
 import highspy
 import numpy as np
 import pyomo.environ as pyo
+import scipy.sparse as sp
 from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
 
 from clusteropt.solvers.pyomo_backend import variable_values
 from clusteropt.solvers.result import NotOptimalError, SolveResult, Termination, settle
 
-__all__ = ["solve_highs_direct"]
+__all__ = ["highs_termination", "run_highs", "solve_highs_direct"]
 
 log = logging.getLogger(__name__)
 
@@ -42,12 +47,73 @@ _STATUS = {
 }
 
 
+def run_highs(cost, col_lower, col_upper, a, row_lower, row_upper, *, maximize: bool, offset: float = 0.0,
+              integer=None, options=None, time_limit: float | None = None, mip_gap: float | None = None,
+              threads: int | None = None) -> tuple[highspy.Highs, float, float]:
+    """Hand an LP / MILP given as arrays to a fresh, silent :class:`highspy.Highs` and run it.
+
+    ``a`` is a scipy sparse matrix (rows x columns; passed column-wise, canonical); bounds use
+    ``+-inf`` for none; ``integer`` flags integer columns; ``options`` maps HiGHS option names to
+    values (e.g. ``{"simplex_strategy": 4}``: primal simplex).  The arrays go through
+    ``Highs.passModel``'s array form, one copy each.
+
+    Returns ``(highs, pass_seconds, run_seconds)``.  An option HiGHS rejects raises ``ValueError``.
+    """
+    t0 = time.perf_counter()
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    opts = dict(options or {})
+    if time_limit is not None:
+        opts["time_limit"] = float(time_limit)
+    if mip_gap is not None:
+        opts["mip_rel_gap"] = float(mip_gap)
+    if threads is not None:
+        opts["threads"] = int(threads)
+    for key, val in opts.items():
+        if h.setOptionValue(key, val) != highspy.HighsStatus.kOk:
+            raise ValueError(f"HiGHS rejected option {key} = {val!r}; see the HiGHS options list "
+                             "(https://ergo-code.github.io/HiGHS/dev/options/definitions/)")
+    n, m = len(cost), len(row_lower)
+    if a is None or not m:
+        a = sp.csc_array((m, n))
+    a = sp.csc_array(a)
+    a.sum_duplicates()  # canonical: sorted row indices, no duplicates
+    # highspy's array form always reads an integrality array (an empty one is read past its end);
+    # all kContinuous is an LP (HiGHS only notes it in its log when logging is on)
+    integrality = np.zeros(n, dtype=np.int32)
+    if integer is not None:
+        integrality[np.asarray(integer, dtype=bool)] = int(highspy.HighsVarType.kInteger)
+    sense = highspy.ObjSense.kMaximize if maximize else highspy.ObjSense.kMinimize
+    status = h.passModel(n, m, int(a.nnz), int(highspy.MatrixFormat.kColwise), int(sense), float(offset),
+                         np.ascontiguousarray(cost, dtype=np.float64),
+                         np.ascontiguousarray(col_lower, dtype=np.float64),
+                         np.ascontiguousarray(col_upper, dtype=np.float64),
+                         np.ascontiguousarray(row_lower, dtype=np.float64),
+                         np.ascontiguousarray(row_upper, dtype=np.float64),
+                         a.indptr.astype(np.int32), a.indices.astype(np.int32),
+                         np.ascontiguousarray(a.data, dtype=np.float64), integrality)
+    if status == highspy.HighsStatus.kError:
+        raise ValueError(f"HiGHS rejected the model ({n} columns, {m} rows): passModel returned kError")
+    t1 = time.perf_counter()
+    h.run()
+    t2 = time.perf_counter()
+    return h, t1 - t0, t2 - t1
+
+
+def highs_termination(h: highspy.Highs) -> tuple[Termination, str]:
+    """HiGHS's model status as a :class:`Termination` and its own name."""
+    status = h.getModelStatus()
+    return _STATUS.get(status.name, Termination.ERROR), status.name
+
+
 def solve_highs_direct(model: pyo.ConcreteModel, *, time_limit: float | None = None, mip_gap: float | None = None,
-                       threads: int | None = None, raise_on_nonoptimal: bool = True) -> SolveResult:
+                       threads: int | None = None, raise_on_nonoptimal: bool = True,
+                       options=None) -> SolveResult:
     """Solve a linear Pyomo model with HiGHS through its matrix (module docstring).
 
-    Raises :class:`NotOptimalError` unless optimal (``raise_on_nonoptimal=False`` returns the
-    result, with the incumbent loaded when there is one).
+    ``options``: further HiGHS options (:func:`run_highs`), e.g. the algorithm.  Raises
+    :class:`NotOptimalError` unless optimal (``raise_on_nonoptimal=False`` returns the result,
+    with the incumbent loaded when there is one).
 
     >>> m = pyo.ConcreteModel()
     >>> m.x = pyo.Var(bounds=(0, 4)); m.y = pyo.Var(domain=pyo.Binary)
@@ -71,45 +137,16 @@ def solve_highs_direct(model: pyo.ConcreteModel, *, time_limit: float | None = N
     c = np.asarray(repn.c.toarray()).ravel() if n else np.zeros(0)
     if c.size != n:
         c = np.zeros(n)
-    a = repn.A.tocsr() if repn.A.shape[0] else None
+    a = repn.A if repn.A.shape[0] else None
     mult = np.array([r[1] for r in repn.rows], dtype=int)
     rhs = np.asarray(repn.rhs, dtype=float)
     row_lo = np.where(mult == 1, -highspy.kHighsInf, rhs)
     row_hi = np.where(mult == -1, highspy.kHighsInf, rhs)
-    lp = highspy.HighsLp()
-    lp.num_col_ = n
-    lp.num_row_ = len(rhs)
-    lp.col_cost_ = c
-    lp.col_lower_ = lb
-    lp.col_upper_ = ub
-    lp.row_lower_ = row_lo
-    lp.row_upper_ = row_hi
-    lp.offset_ = float(repn.c_offset[0]) if len(repn.c_offset) else 0.0
-    lp.sense_ = highspy.ObjSense.kMaximize if obj.sense == pyo.maximize else highspy.ObjSense.kMinimize
-    if a is not None:
-        lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-        lp.a_matrix_.start_ = a.indptr
-        lp.a_matrix_.index_ = a.indices
-        lp.a_matrix_.value_ = a.data
-    else:
-        lp.a_matrix_.start_ = np.zeros(n + 1, dtype=np.int32)
-    if integer.any():
-        lp.integrality_ = [highspy.HighsVarType.kInteger if f else highspy.HighsVarType.kContinuous
-                           for f in integer]
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    if time_limit is not None:
-        h.setOptionValue("time_limit", float(time_limit))
-    if mip_gap is not None:
-        h.setOptionValue("mip_rel_gap", float(mip_gap))
-    if threads is not None:
-        h.setOptionValue("threads", int(threads))
-    h.passModel(lp)
-    t1 = time.perf_counter()
-    h.run()
-    t2 = time.perf_counter()
-    status = h.getModelStatus()
-    term = _STATUS.get(status.name, Termination.ERROR)
+    t_lp = time.perf_counter()
+    h, pass_s, run_s = run_highs(c, lb, ub, a, row_lo, row_hi, maximize=obj.sense == pyo.maximize,
+                                 offset=float(repn.c_offset[0]) if len(repn.c_offset) else 0.0, integer=integer,
+                                 options=options, time_limit=time_limit, mip_gap=mip_gap, threads=threads)
+    term, status = highs_termination(h)
     info = h.getInfo()
     mip = bool(integer.any())
     has_solution = info.primal_solution_status == 2  # kSolutionStatusFeasible
@@ -125,9 +162,9 @@ def solve_highs_direct(model: pyo.ConcreteModel, *, time_limit: float | None = N
     term, bound, gap = settle(term, has_solution, objective, bound, mip=mip)
     result = SolveResult(termination=term, has_solution=has_solution, objective=objective, bound=bound, gap=gap,
                          values=variable_values(model) if has_solution else {}, solver="highs",
-                         backend="pyomo", build_seconds=t1 - t0, solve_seconds=t2 - t1,
-                         raw={"status": status.name, "route": "direct"})
+                         backend="pyomo", build_seconds=t_lp - t0 + pass_s, solve_seconds=run_s,
+                         raw={"status": status, "route": "direct"})
     if raise_on_nonoptimal and term is not Termination.OPTIMAL:
-        raise NotOptimalError(f"HiGHS (direct) stopped with {term.name} ({status.name}) on model {model.name!r}",
+        raise NotOptimalError(f"HiGHS (direct) stopped with {term.name} ({status}) on model {model.name!r}",
                               result)
     return result

@@ -1,0 +1,628 @@
+"""Paper 000 (GADGET), Alg. 2: the two LPs of LP-RS-MDE built directly as sparse matrices.
+
+Every slot, LP-RS-MDE (Alg. 2) solves two LPs: the LP relaxation of the G-VNE ILP (12)-(19) for
+ring selection (Alg. 2 line 3, Lemma 7; :func:`clusteropt.models.gadget.build_gvne` with
+``relax=True``) and the augmented LP with the ring sizes fixed (Alg. 2 line 4;
+:func:`clusteropt.models.gadget_embedding.build_embedding_lp`).  Those Pyomo models are what
+users inspect and export; building them and compiling them to a matrix took about as long as
+HiGHS's solve at the paper's scale.  This module builds **the very same two LPs** (tree form
+only) directly as numpy / scipy arrays, in the order Pyomo's
+:class:`~pyomo.repn.plugins.standard_form.LinearStandardFormCompiler` gives them:
+
+* the same columns in the same order (variable components in the order the compiler first meets
+  them: objective, then rows in declaration order; inside a component its index order; columns
+  with no nonzero and fixed variables dropped), with the same bounds and objective coefficients;
+* the same rows in the same order (constraints in declaration order, each written as the
+  compiler writes it: ``lhs - rhs`` with the constant moved to the bound, zero coefficients
+  dropped, rows with no variable left out);
+* names: :meth:`MatrixLP.col_names` and :meth:`MatrixLP.row_names` give the Pyomo names
+  (``chi[3,2]``, ``consistency[3,chain_in,52,1,0]``, ``eq18[4,0]``).
+
+``tests/models/test_gadget_matrix.py`` checks that, row by row and coefficient by coefficient,
+against the compiled Pyomo models.  Since HiGHS then gets identical input, both routes return
+the same solution.  The general forms (``build_gvne(form="flow")``, the extended-graph augmented
+LP) stay Pyomo-only.
+
+:func:`build_gvne_matrix`
+    The LP relaxation of (12)-(19), tree form: objective (12), rows (13) (``eq13``,
+    ``ring_size``), (5) (``eq5``, ``used``), the link-crossing rows of (9) (``inside_srv``,
+    ``inside_up``, ``outside_def``, ``span_def``), (16)+(18) (``eq18``) and (17)+(19) (``eq19``).
+:func:`build_embedding_matrix`
+    The augmented LP of Alg. 2 line 4, tree form: objective (12) with ``kappa_i`` fixed, the
+    consistency rows of the subtree distributions, (16)+(18) (``eq18``) and (17)+(19) (``eq19``).
+    The per-job bookkeeping (:class:`clusteropt.models.gadget_embedding._TreeJob`) is the Pyomo
+    builder's own, computed once per distinct (ring size, per-server fit) and shared by the jobs
+    that have it.
+:func:`solve_matrix`
+    Hand the arrays to HiGHS (:func:`clusteropt.solvers.direct.run_highs`, any HiGHS options)
+    and return a :class:`~clusteropt.solvers.result.SolveResult` plus the column values.
+:class:`EmbeddingSolution`
+    A solved augmented LP as :func:`~clusteropt.models.gadget_embedding.decompose_embedding`
+    reads it: ``x[i]``, ``lam[i, n, k]``, ``omega[i, s, k]``, ``mu[i, p, j, a, b]`` by the Pyomo
+    index tuples, ``form``, ``layout``, ``kappa``, ``jobs_``; the decomposition (Alg. 2 lines
+    5-6) runs on it unchanged.
+
+References
+----------
+Yu et al., GADGET (paper 000): problem (10), the G-VNE ILP (12)-(19), Lemma 7, Alg. 2 (LP-RS-MDE).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import itertools
+import logging
+import math
+from collections.abc import Callable, Mapping
+
+import numpy as np
+import scipy.sparse as sp
+
+from clusteropt.models.gadget import SlotProblem, tree_layout
+from clusteropt.models.gadget_embedding import _TreeJob, check_kappa, server_fit
+from clusteropt.solvers.direct import highs_termination, run_highs
+from clusteropt.solvers.result import NotOptimalError, SolveResult, Termination, settle
+
+__all__ = ["EmbeddingSolution", "MatrixLP", "build_embedding_matrix", "build_gvne_matrix", "solve_matrix"]
+
+log = logging.getLogger(__name__)
+
+_INF = math.inf
+
+
+@dataclasses.dataclass(frozen=True)
+class _Block:
+    """One Pyomo component (variable or constraint): its index tuples in the component's index
+    order (``make_keys()``, built only when asked) and the column / row of each (-1: not in the
+    matrix, as the compiler leaves it out).
+    """
+
+    name: str
+    positions: np.ndarray
+    make_keys: Callable[[], list[tuple]]
+
+    def keys(self) -> list[tuple]:
+        return self.make_keys()
+
+
+@dataclasses.dataclass
+class MatrixLP:
+    """An LP as HiGHS takes it, with the Pyomo names of its columns and rows.
+
+    Attributes
+    ----------
+    name : str
+        The Pyomo model's name.
+    maximize : bool
+    cost, col_lower, col_upper : arrays (n,)
+    a : scipy.sparse.csc_array (m, n)
+        Canonical (sorted indices, no duplicates, no explicit zeros): what HiGHS is given.
+    row_lower, row_upper : arrays (m,)
+        ``-inf`` / ``inf`` where there is no bound.
+    col_blocks, row_blocks : tuple of _Block
+        Per Pyomo variable / constraint component: its index tuples and their column / row.
+    form : str
+        ``"tree"``.
+    meta : dict
+        What the readers need (layout, ring sizes, per-job bookkeeping).
+    """
+
+    name: str
+    maximize: bool
+    cost: np.ndarray
+    col_lower: np.ndarray
+    col_upper: np.ndarray
+    a: sp.csc_array
+    row_lower: np.ndarray
+    row_upper: np.ndarray
+    col_blocks: tuple[_Block, ...]
+    row_blocks: tuple[_Block, ...]
+    form: str = "tree"
+    meta: dict = dataclasses.field(default_factory=dict)
+
+    @property
+    def n_cols(self) -> int:
+        """Number of columns."""
+        return int(self.cost.size)
+
+    @property
+    def n_rows(self) -> int:
+        """Number of rows."""
+        return int(self.row_lower.size)
+
+    @property
+    def nnz(self) -> int:
+        """Number of nonzeros of ``a``."""
+        return int(self.a.nnz)
+
+    def col_names(self) -> list[str]:
+        """Pyomo names of the columns, in column order (``chi[3,2]``)."""
+        return _names(self.col_blocks, self.n_cols)
+
+    def row_names(self) -> list[str]:
+        """Pyomo names of the rows' constraints, in row order (``eq13[3]``)."""
+        return _names(self.row_blocks, self.n_rows)
+
+    def values(self, x) -> dict[str, np.ndarray]:
+        """Column values ``x`` per variable component, in its index order (NaN where a variable
+        is not a column: fixed, or in no row and not in the objective).
+        """
+        x = np.asarray(x, dtype=float)
+        out = {}
+        for b in self.col_blocks:
+            v = np.full(b.positions.size, np.nan)
+            on = b.positions >= 0
+            v[on] = x[b.positions[on]]
+            out[b.name] = v
+        return out
+
+    def values_by_key(self, x, name: str) -> dict[tuple, float]:
+        """``{index tuple: value}`` of variable component ``name`` (0 where not a column)."""
+        block = next(b for b in self.col_blocks if b.name == name)
+        x = np.asarray(x, dtype=float)
+        vals = np.where(block.positions >= 0, x[np.maximum(block.positions, 0)], 0.0)
+        return dict(zip(block.keys(), vals.tolist(), strict=True))
+
+
+def _names(blocks, n: int) -> list[str]:
+    out = [""] * n
+    for b in blocks:
+        for key, pos in zip(b.keys(), b.positions.tolist(), strict=True):
+            if pos >= 0:
+                out[pos] = f"{b.name}[{','.join(map(str, key))}]"
+    return out
+
+
+class _Assembler:
+    """Collects COO entries row block by row block, then drops zeros, empty rows and columns."""
+
+    def __init__(self, n_cols: int):
+        self.n_cols = n_cols
+        self.rows, self.cols, self.vals = [], [], []
+        self.lo, self.hi = [], []
+        self.row_blocks: list[tuple[str, int, object]] = []  # (name, count, make_keys)
+        self.n_rows = 0
+
+    def add(self, name: str, count: int, make_keys, entries, lo, hi) -> None:
+        """``count`` rows named ``name[key]``; ``entries``: (local row, column, value) arrays."""
+        r, c, v = entries
+        self.rows.append(np.asarray(r, dtype=np.int64) + self.n_rows)
+        self.cols.append(np.asarray(c, dtype=np.int64))
+        self.vals.append(np.asarray(v, dtype=float))
+        self.lo.append(np.broadcast_to(np.asarray(lo, dtype=float), (count,)))
+        self.hi.append(np.broadcast_to(np.asarray(hi, dtype=float), (count,)))
+        self.row_blocks.append((name, count, make_keys))
+        self.n_rows += count
+
+    def finish(self, cost, col_lower, col_upper, col_fixed, col_blocks_spec):
+        r = np.concatenate(self.rows) if self.rows else np.zeros(0, np.int64)
+        c = np.concatenate(self.cols) if self.cols else np.zeros(0, np.int64)
+        v = np.concatenate(self.vals) if self.vals else np.zeros(0)
+        nz = v != 0  # the compiler drops zero coefficients ...
+        r, c, v = r[nz], c[nz], v[nz]
+        row_keep = np.zeros(self.n_rows, dtype=bool)
+        row_keep[r] = True  # ... and rows left with no variable (they read 0 <= bound: all hold here)
+        lo = np.concatenate(self.lo) if self.lo else np.zeros(0)
+        hi = np.concatenate(self.hi) if self.hi else np.zeros(0)
+        dropped = ~row_keep & ((lo > 0) | (hi < 0))
+        if dropped.any():
+            raise ValueError(f"a row with no variable is infeasible (row {int(np.flatnonzero(dropped)[0])})")
+        col_keep = np.zeros(self.n_cols, dtype=bool)
+        col_keep[c] = True
+        col_keep |= cost != 0
+        col_keep &= ~col_fixed
+        new_col = np.cumsum(col_keep) - 1
+        new_row = np.cumsum(row_keep) - 1
+        keep_entry = col_keep[c]  # entries of fixed columns: their value is 0 here, so no bound moves
+        a = sp.csc_array((v[keep_entry], (new_row[r[keep_entry]], new_col[c[keep_entry]])),
+                         shape=(int(row_keep.sum()), int(col_keep.sum())))
+        a.sum_duplicates()
+        a.eliminate_zeros()
+        a.sort_indices()
+        col_blocks = tuple(_Block(name, np.where(col_keep[sl], new_col[sl], -1), keys)
+                           for name, sl, keys in col_blocks_spec)
+        row_blocks, start = [], 0
+        for name, count, keys in self.row_blocks:
+            sl = slice(start, start + count)
+            row_blocks.append(_Block(name, np.where(row_keep[sl], new_row[sl], -1), keys))
+            start += count
+        return (cost[col_keep], col_lower[col_keep], col_upper[col_keep], a, lo[row_keep], hi[row_keep],
+                col_blocks, tuple(row_blocks))
+
+
+def _fits(problem: SlotProblem) -> np.ndarray:
+    """``min_r C_s^r / l_i^r`` (inf where ``l_i^r = 0``) per active job and server, as the Pyomo
+    tree builder computes it (Eq. (5)).
+    """
+    pw = problem.inst.per_worker[problem.jobs]  # (J, R)
+    cap = problem.inst.cluster.capacity  # (S, R)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(pw[:, None, :] > 0, cap[None, :, :] / np.where(pw > 0, pw, 1)[:, None, :], np.inf)
+    return ratio.min(axis=2)
+
+
+def build_gvne_matrix(problem: SlotProblem) -> MatrixLP:
+    """The LP relaxation of the G-VNE ILP (12)-(19), tree form, as arrays: the model of
+    ``build_gvne(problem, form="tree", relax=True)`` (module docstring).
+
+    Columns (Pyomo order): ``chi[i, kappa]`` (Eq. (13)), ``rho[i]`` (Eq. (13)), ``y[i, s]``,
+    ``x[i, s]`` (Eq. (5)), ``inside[i, c]``, ``outside[i, c]``, ``span[i, c]`` (Eq. (9)).  Rows:
+    ``eq13``, ``ring_size``, ``eq5``, ``used``, ``inside_srv``, ``inside_up``, ``outside_def``,
+    ``span_def``, ``eq18`` (Eqs. (16), (18)), ``eq19`` (Eqs. (17), (19)).
+
+    Examples
+    --------
+    >>> from clusteropt.instances.gadget import gadget_preset
+    >>> from clusteropt.models.gadget import slot_problem
+    >>> lp = build_gvne_matrix(slot_problem(gadget_preset("small", jobs=3, seed=0), t=20))
+    >>> lp.col_names()[:2], lp.row_names()[0], lp.maximize
+    (['chi[0,1]', 'chi[1,1]'], 'eq13[0]', True)
+    """
+    inst = problem.inst
+    cl = inst.cluster
+    if not cl.is_tree():
+        raise ValueError("the matrix builder needs a tree substrate (Cluster.is_tree() is False); "
+                         "use build_gvne(form='flow')")
+    lay = tree_layout(cl)
+    jobs = problem.jobs.astype(np.int64)
+    kmax = problem.kmax.astype(np.int64)
+    n_j, n_s, n_r = jobs.size, cl.n_servers, len(cl.resources)
+    tree_c = np.array(sorted(lay.parent), dtype=np.int64)  # m.C
+    n_c = tree_c.size
+    cpos = {int(c): q for q, c in enumerate(tree_c.tolist())}
+    # columns: chi, rho, y, x, inside, outside, span (the compiler meets them in this order)
+    k_job = np.repeat(np.arange(n_j), kmax)
+    k_kappa = np.concatenate([np.arange(1, k + 1) for k in kmax.tolist()]) if n_j else np.zeros(0, np.int64)
+    n_k = k_job.size
+    o_chi, o_rho = 0, n_k
+    o_y = o_rho + n_j
+    o_x = o_y + n_j * n_s
+    o_in = o_x + n_j * n_s
+    o_out = o_in + n_j * n_c
+    o_span = o_out + n_j * n_c
+    n_cols = o_span + n_j * n_c
+    js = np.arange(n_j)[:, None]
+    y_col = o_y + js * n_s + np.arange(n_s)[None, :]  # (J, S)
+    x_col = o_x + js * n_s + np.arange(n_s)[None, :]
+    in_col = o_in + js * n_c + np.arange(n_c)[None, :]  # (J, C)
+    out_col = o_out + js * n_c + np.arange(n_c)[None, :]
+    span_col = o_span + js * n_c + np.arange(n_c)[None, :]
+    with np.errstate(invalid="ignore"):
+        ub = np.minimum(kmax[:, None].astype(float), np.floor(_fits(problem) + 1e-9))  # Eq. (5) bound of y
+    cost = np.zeros(n_cols)
+    cost[o_chi:o_rho] = np.concatenate([np.asarray(pi, dtype=float) for pi in problem.pi]) if n_j else 0.0
+    col_lower = np.zeros(n_cols)
+    col_upper = np.ones(n_cols)
+    col_upper[o_y:o_x] = ub.ravel()
+    asm = _Assembler(n_cols)
+    jl, kl = jobs.tolist(), k_kappa.tolist()
+    ones_j = np.ones(n_j)
+
+    # (13): sum_kappa chi[i, kappa] - rho[i] == 0
+    asm.add("eq13", n_j, lambda: [(i,) for i in jl],
+            (np.concatenate([k_job, np.arange(n_j)]),
+             np.concatenate([o_chi + np.arange(n_k), o_rho + np.arange(n_j)]),
+             np.concatenate([np.ones(n_k), -ones_j])), 0.0, 0.0)
+    # (13)-(14): sum_s y[i, s] - sum_kappa kappa chi[i, kappa] == 0
+    asm.add("ring_size", n_j, lambda: [(i,) for i in jl],
+            (np.concatenate([np.repeat(np.arange(n_j), n_s), k_job]),
+             np.concatenate([y_col.ravel(), o_chi + np.arange(n_k)]),
+             np.concatenate([np.ones(n_j * n_s), -k_kappa.astype(float)])), 0.0, 0.0)
+    js_rows = np.arange(n_j * n_s)
+    # (5): y[i, s] - ub[i, s] x[i, s] <= 0
+    asm.add("eq5", n_j * n_s, lambda: [(i, s) for i in jl for s in range(n_s)],
+            (np.concatenate([js_rows, js_rows]), np.concatenate([y_col.ravel(), x_col.ravel()]),
+             np.concatenate([np.ones(n_j * n_s), -ub.ravel()])), -_INF, 0.0)
+    # x[i, s] - y[i, s] <= 0
+    asm.add("used", n_j * n_s, lambda: [(i, s) for i in jl for s in range(n_s)],
+            (np.concatenate([js_rows, js_rows]), np.concatenate([x_col.ravel(), y_col.ravel()]),
+             np.concatenate([np.ones(n_j * n_s), -np.ones(n_j * n_s)])), -_INF, 0.0)
+    # x[i, c] - inside[i, c] <= 0, servers c below the root in the layout's order
+    srv_c = np.array([c for c in lay.parent if c < n_s], dtype=np.int64)
+    srv_q = np.array([cpos[int(c)] for c in srv_c.tolist()], dtype=np.int64)
+    n_rows = n_j * srv_c.size
+    rr = np.arange(n_rows)
+    asm.add("inside_srv", n_rows, lambda: [(i, c) for i in jl for c in srv_c.tolist()],
+            (np.concatenate([rr, rr]), np.concatenate([x_col[:, srv_c].ravel(), in_col[:, srv_q].ravel()]),
+             np.concatenate([np.ones(n_rows), -np.ones(n_rows)])), -_INF, 0.0)
+    # inside[i, d] - inside[i, c] <= 0 for every child d of c
+    pairs = [(c, d) for c in lay.parent for d in lay.children[c]]
+    pc = np.array([cpos[c] for c, _ in pairs], dtype=np.int64)
+    pd = np.array([cpos[d] for _, d in pairs], dtype=np.int64)
+    n_rows = n_j * len(pairs)
+    rr = np.arange(n_rows)
+    asm.add("inside_up", n_rows, lambda: [(i, c, d) for i in jl for c, d in pairs],
+            (np.concatenate([rr, rr]), np.concatenate([in_col[:, pd].ravel(), in_col[:, pc].ravel()]),
+             np.concatenate([np.ones(n_rows), -np.ones(n_rows)])), -_INF, 0.0)
+    # sum_s x[i, s] - sum_{s below c} x[i, s] - |S| outside[i, c] <= 0 (the x below c cancel)
+    elsewhere = np.ones((n_c, n_s), dtype=bool)
+    for q, c in enumerate(tree_c.tolist()):
+        elsewhere[q, list(lay.below[c])] = False
+    qq, ss = np.nonzero(elsewhere)
+    row_x = (js * n_c + qq[None, :]).ravel()
+    col_x = x_col[:, ss].ravel()
+    rr = np.arange(n_j * n_c)
+    asm.add("outside_def", n_j * n_c, lambda: [(i, c) for i in jl for c in tree_c.tolist()],
+            (np.concatenate([row_x, rr]), np.concatenate([col_x, out_col.ravel()]),
+             np.concatenate([np.ones(row_x.size), np.full(n_j * n_c, -float(n_s))])), -_INF, 0.0)
+    # inside[i, c] + outside[i, c] - span[i, c] <= 1
+    asm.add("span_def", n_j * n_c, lambda: [(i, c) for i in jl for c in tree_c.tolist()],
+            (np.concatenate([rr, rr, rr]), np.concatenate([in_col.ravel(), out_col.ravel(), span_col.ravel()]),
+             np.concatenate([np.ones(2 * n_j * n_c), -np.ones(n_j * n_c)])), -_INF, 1.0)
+    # (16), (18): sum_i l_i^r y[i, s] <= C_s^r
+    pw = inst.per_worker[jobs]  # (J, R)
+    r18 = (np.arange(n_s)[None, :, None] * n_r + np.arange(n_r)[None, None, :]) * np.ones((n_j, 1, 1), np.int64)
+    c18 = np.broadcast_to(y_col[:, :, None], (n_j, n_s, n_r))
+    v18 = np.broadcast_to(pw[:, None, :], (n_j, n_s, n_r))
+    asm.add("eq18", n_s * n_r, lambda: [(s, r) for s in range(n_s) for r in range(n_r)],
+            (r18.ravel(), c18.ravel(), v18.ravel().astype(float)), -_INF, cl.capacity.ravel().astype(float))
+    # (17), (19): sum_i b_i span[i, c] <= min(e_s(c, parent), e_s(parent, c))
+    link_cap = np.array([min(float(cl.bandwidth[lay.up[c]]), float(cl.bandwidth[lay.down[c]]))
+                         for c in tree_c.tolist()])
+    bw = inst.bandwidth[jobs].astype(float)
+    asm.add("eq19", n_c, lambda: [(c,) for c in tree_c.tolist()],
+            (np.tile(np.arange(n_c), n_j), span_col.ravel(), np.repeat(bw, n_c)), -_INF, link_cap)
+
+    def grid(*axes):
+        return lambda: list(itertools.product(*axes))
+
+    spec = [("chi", slice(o_chi, o_rho), lambda: [(jl[j], k) for j, k in zip(k_job.tolist(), kl, strict=True)]),
+            ("rho", slice(o_rho, o_y), lambda: [(i,) for i in jl]),
+            ("y", slice(o_y, o_x), grid(jl, range(n_s))),
+            ("x", slice(o_x, o_in), grid(jl, range(n_s))),
+            ("inside", slice(o_in, o_out), grid(jl, tree_c.tolist())),
+            ("outside", slice(o_out, o_span), grid(jl, tree_c.tolist())),
+            ("span", slice(o_span, n_cols), grid(jl, tree_c.tolist()))]
+    cost, lo, hi, a, rlo, rhi, cblocks, rblocks = asm.finish(cost, col_lower, col_upper,
+                                                             np.zeros(n_cols, dtype=bool), spec)
+    return MatrixLP(f"gvne-tree-t{problem.t}", True, cost, lo, hi, a, rlo, rhi, cblocks, rblocks, "tree",
+                    {"layout": lay})
+
+
+_KINDS = ("lam", "own", "mu")  # _TreeJob's variable kinds; "own" is the Pyomo component omega
+_COMPONENT = {"lam": "lam", "own": "omega", "mu": "mu"}
+
+
+class _Template:
+    """One job's part of the augmented tree LP as arrays, shared by the jobs with the same ring
+    size and per-server fits (the bookkeeping is :class:`_TreeJob`'s, so the rows are the Pyomo
+    builder's).
+    """
+
+    def __init__(self, tj: _TreeJob):
+        self.tj = tj
+        self.feasible = tj.feasible
+        if not tj.feasible:
+            return
+        names = tj.names
+        kind = np.array([_KINDS.index(key[0]) for key in names], dtype=np.int64)
+        self.kind = kind
+        self.count = np.bincount(kind, minlength=3)
+        rank = np.zeros(kind.size, dtype=np.int64)
+        for q in range(3):
+            on = kind == q
+            rank[on] = np.arange(int(on.sum()))
+        self.rank = rank
+        r, v, w = [], [], []
+        for n, (_key, terms, _rhs) in enumerate(tj.rows):
+            for var, coef in terms:
+                r.append(n)
+                v.append(var)
+                w.append(coef)
+        self.r = np.array(r, dtype=np.int64)
+        self.v = np.array(v, dtype=np.int64)
+        self.w = np.array(w, dtype=float)
+        # the kinds in the order the compiler first meets them in these rows (the column order)
+        seen = kind[self.v]
+        self.first_kinds = [int(q) for q in seen[np.sort(np.unique(seen, return_index=True)[1])]]
+        self.row_x = np.array([n for n, (_k, _t, rhs) in enumerate(tj.rows) if rhs == "x"], dtype=np.int64)
+        self.n_rows = len(tj.rows)
+        self.row_keys = [key for key, _t, _r in tj.rows]
+        # (16): omega[s, b] with b >= 1 loads server s with b workers
+        own = [(q, key[1], key[2]) for q, key in enumerate(names) if key[0] == "own" and key[2] >= 1]
+        self.own_var = np.array([q for q, _, _ in own], dtype=np.int64)
+        self.own_srv = np.array([s for _, s, _ in own], dtype=np.int64)
+        self.own_b = np.array([b for _, _, b in own], dtype=float)
+        # (17): lam[c, b] with 1 <= b <= kappa - 1: the ring crosses the link above c
+        lam = [(q, key[1]) for q, key in enumerate(names)
+               if key[0] == "lam" and tj.k >= 2 and 1 <= key[2] <= min(tj.cap[key[1]], tj.k - 1)]
+        self.lam_var = np.array([q for q, _ in lam], dtype=np.int64)
+        self.lam_node = np.array([c for _, c in lam], dtype=np.int64)
+
+
+class _JobValues(Mapping):
+    """``comp[(i, *key)]`` -> the column value of job i's variable ``(kind, *key)``."""
+
+    def __init__(self, kind: str, tjs: dict, vals: dict):
+        self._kind, self._tjs, self._vals = kind, tjs, vals
+
+    def __getitem__(self, key):
+        i = key[0]
+        return float(self._vals[i][self._tjs[i].index[(self._kind, *key[1:])]])
+
+    def __iter__(self):
+        for i, tj in self._tjs.items():
+            if tj.feasible:
+                for key in tj.names:
+                    if key[0] == self._kind:
+                        yield (i, *key[1:])
+
+    def __len__(self):
+        return sum(1 for _ in self)
+
+
+class EmbeddingSolution:
+    """A solved augmented LP, read like the solved Pyomo model of :func:`build_embedding_lp`
+    (what :func:`~clusteropt.models.gadget_embedding.decompose_embedding` needs): ``form``,
+    ``layout``, ``kappa``, ``jobs_`` and the values ``x[i]``, ``lam[i, n, k]``, ``omega[i, s, k]``,
+    ``mu[i, p, j, a, b]`` by their Pyomo index tuples (plain floats).
+    """
+
+    def __init__(self, lp: MatrixLP, col_value):
+        meta = lp.meta
+        x = np.asarray(col_value, dtype=float)
+        self.form = "tree"
+        self.layout = meta["layout"]
+        self.kappa = dict(meta["kappa"])
+        self.jobs_ = meta["jobs_"]
+        xb = next(b for b in lp.col_blocks if b.name == "x")
+        self.x = {i: (float(x[p]) if p >= 0 else 0.0) for i, p in zip(meta["job_list"], xb.positions.tolist(),
+                                                                      strict=True)}
+        vals = {i: x[cols] for i, cols in meta["job_cols"].items()}
+        self.lam = _JobValues("lam", self.jobs_, vals)
+        self.omega = _JobValues("own", self.jobs_, vals)
+        self.mu = _JobValues("mu", self.jobs_, vals)
+
+
+def build_embedding_matrix(problem: SlotProblem, kappa) -> MatrixLP:
+    """The augmented LP of Alg. 2 line 4, tree form, as arrays: the model of
+    ``build_embedding_lp(problem, kappa, form="tree")`` (module docstring).
+
+    Columns (Pyomo order): ``x[i]`` (``rho_i`` of Eq. (13)), then ``mu``, ``lam`` and ``omega``
+    (Eq. (14)) in the order the compiler first meets them in the rows (on the fat-trees of
+    Sec. VI: this order).
+    Rows: ``consistency`` (the subtree distributions), ``eq18`` (Eqs. (16), (18)), ``eq19``
+    (Eqs. (17), (19)).  A job that cannot hold its ``kappa_i`` workers has ``x`` fixed at 0 in
+    the Pyomo model: here it has no column.
+
+    Examples
+    --------
+    >>> from clusteropt.instances.gadget import gadget_preset
+    >>> from clusteropt.models.gadget import slot_problem
+    >>> p = slot_problem(gadget_preset("small", jobs=3, seed=0), t=20)
+    >>> lp = build_embedding_matrix(p, {int(i): int(k) for i, k in zip(p.jobs, p.kmax)})
+    >>> lp.col_names()[:4], lp.row_names()[0]
+    (['x[0]', 'x[1]', 'x[2]', 'mu[0,8,1,0,0]'], 'consistency[0,chain_in,8,1,0]')
+    """
+    kappa = check_kappa(problem, kappa)
+    inst = problem.inst
+    cl = inst.cluster
+    if not cl.is_tree():
+        raise ValueError("the matrix builder needs a tree substrate (Cluster.is_tree() is False); "
+                         "use build_embedding_lp(form='extended')")
+    lay = tree_layout(cl)
+    n_s, n_r = cl.n_servers, len(cl.resources)
+    jobs = sorted(kappa)
+    pos = {int(i): j for j, i in enumerate(problem.jobs.tolist())}
+    templates: dict[tuple, _Template] = {}
+    tjs: dict[int, _TreeJob] = {}
+    job_t: list[_Template] = []
+    for i in jobs:
+        k = kappa[i]
+        sig = (k, tuple(np.minimum(server_fit(problem, i), k).tolist()))
+        tmpl = templates.get(sig)
+        if tmpl is None:
+            tmpl = templates[sig] = _Template(_TreeJob(problem, lay, i, k))
+        tj = copy.copy(tmpl.tj)
+        tj.i = i
+        tjs[i] = tj
+        job_t.append(tmpl)
+        if not tmpl.feasible:
+            log.info("slot %d: job %d cannot hold %d workers anywhere; x fixed at 0", problem.t, i, k)
+    feas = [j for j, t in enumerate(job_t) if t.feasible]
+    # the compiler meets x in the objective, then the other components in the rows' term order
+    order: list[int] = []
+    for j in feas:
+        order += [q for q in job_t[j].first_kinds if q not in order]
+        if len(order) == 3:
+            break
+    order += [q for q in (1, 0, 2) if q not in order]  # met only in eq18 (omega), eq19 (lam), or nowhere
+    n_x = len(jobs)
+    counts = np.array([job_t[j].count if job_t[j].feasible else np.zeros(3, np.int64) for j in range(n_x)]
+                      ).reshape(n_x, 3)
+    totals = counts.sum(axis=0)
+    start = np.zeros(3, dtype=np.int64)
+    acc = n_x
+    for q in order:
+        start[q] = acc
+        acc += totals[q]
+    n_cols = int(acc)
+    job_off = np.cumsum(counts, axis=0) - counts  # (J, 3): the job's first index inside each component
+    cost = np.zeros(n_cols)
+    cost[:n_x] = [float(problem.pi[pos[i]][kappa[i] - 1]) for i in jobs]
+    col_fixed = np.zeros(n_cols, dtype=bool)
+    col_fixed[:n_x] = [not t.feasible for t in job_t]
+    asm = _Assembler(n_cols)
+    # consistency rows, job by job; root rows "= x[i]" get -x[i]
+    cr, cc, cv, row_keys, job_cols = [], [], [], [], {}
+    base = 0
+    crossing = {}
+    for c in lay.parent:
+        crossing[c] = (lay.up[c], lay.down[c])
+    r18, c18, v18, r19, c19, v19 = [], [], [], [], [], []
+    pw_all, bw_all = inst.per_worker, inst.bandwidth
+    for j in feas:
+        t, i = job_t[j], jobs[j]
+        cols = start[t.kind] + job_off[j, t.kind] + t.rank
+        job_cols[i] = cols
+        cr += [t.r + base, t.row_x + base]
+        cc += [cols[t.v], np.full(t.row_x.size, j, dtype=np.int64)]
+        cv += [t.w, -np.ones(t.row_x.size)]
+        row_keys.append((i, t))
+        base += t.n_rows
+        pw = pw_all[i].astype(float)
+        r18.append((t.own_srv[:, None] * n_r + np.arange(n_r)[None, :]).ravel())
+        c18.append(np.repeat(cols[t.own_var], n_r))
+        v18.append((pw[None, :] * t.own_b[:, None]).ravel())
+        if t.lam_var.size:
+            links = np.array([crossing[int(c)] for c in t.lam_node.tolist()], dtype=np.int64)  # (n, 2)
+            r19.append(links.ravel())
+            c19.append(np.repeat(cols[t.lam_var], 2))
+            v19.append(np.full(2 * t.lam_var.size, float(bw_all[i])))
+
+    def consistency_keys():
+        return [(i, *key) for i, t in row_keys for key in t.row_keys]
+
+    def cat(parts, dtype):
+        return np.concatenate(parts) if parts else np.zeros(0, dtype)
+
+    asm.add("consistency", base, consistency_keys, (cat(cr, np.int64), cat(cc, np.int64), cat(cv, float)),
+            0.0, 0.0)
+    asm.add("eq18", n_s * n_r, lambda: [(s, r) for s in range(n_s) for r in range(n_r)],
+            (cat(r18, np.int64), cat(c18, np.int64), cat(v18, float)), -_INF, cl.capacity.ravel().astype(float))
+    asm.add("eq19", cl.n_links, lambda: [(e,) for e in range(cl.n_links)],
+            (cat(r19, np.int64), cat(c19, np.int64), cat(v19, float)), -_INF, cl.bandwidth.astype(float))
+
+    def kind_keys(q):
+        name = _KINDS[q]
+        return lambda: [(i, *key[1:]) for i in jobs if tjs[i].feasible for key in tjs[i].names if key[0] == name]
+
+    spec = [("x", slice(0, n_x), lambda: [(i,) for i in jobs])]
+    spec += [(_COMPONENT[_KINDS[q]], slice(int(start[q]), int(start[q] + totals[q])), kind_keys(q)) for q in order]
+    cost, lo, hi, a, rlo, rhi, cblocks, rblocks = asm.finish(cost, np.zeros(n_cols), np.ones(n_cols), col_fixed,
+                                                             spec)
+    # map every job's variables to their final columns (no feasible job's column is dropped: all are in rows)
+    remap = np.full(n_cols, -1, dtype=np.int64)
+    for b, (_name, sl, _keys) in zip(cblocks, spec, strict=True):
+        remap[sl] = b.positions
+    meta = {"layout": lay, "kappa": kappa, "jobs_": tjs, "job_list": jobs,
+            "job_cols": {i: remap[cols] for i, cols in job_cols.items()}}
+    return MatrixLP(f"embedding-tree-t{problem.t}", True, cost, lo, hi, a, rlo, rhi, cblocks, rblocks, "tree",
+                    meta)
+
+
+def solve_matrix(lp: MatrixLP, *, options=None, time_limit: float | None = None,
+                 raise_on_nonoptimal: bool = True) -> tuple[SolveResult, np.ndarray | None]:
+    """Solve ``lp`` with HiGHS (``options``: HiGHS option name -> value, e.g. the algorithm).
+
+    Returns the :class:`SolveResult` (``values`` per variable component, :meth:`MatrixLP.values`;
+    ``build_seconds`` = the hand-off, ``Highs.passModel``; ``solve_seconds`` = HiGHS's run;
+    ``backend="matrix"``) and the column values (None without a solution).
+    Raises :class:`NotOptimalError` unless optimal, unless ``raise_on_nonoptimal=False``.
+    """
+    h, pass_s, run_s = run_highs(lp.cost, lp.col_lower, lp.col_upper, lp.a, lp.row_lower, lp.row_upper,
+                                 maximize=lp.maximize, options=options, time_limit=time_limit)
+    term, status = highs_termination(h)
+    info = h.getInfo()
+    has_solution = info.primal_solution_status == 2  # kSolutionStatusFeasible
+    x = np.asarray(h.getSolution().col_value, dtype=float) if has_solution else None
+    objective = float(info.objective_function_value) if has_solution else None
+    term, bound, gap = settle(term, has_solution, objective, None, mip=False)
+    result = SolveResult(termination=term, has_solution=has_solution, objective=objective, bound=bound, gap=gap,
+                         values=lp.values(x) if has_solution else {}, solver="highs", backend="matrix",
+                         build_seconds=pass_s, solve_seconds=run_s,
+                         raw={"status": status, "route": "matrix"})
+    if raise_on_nonoptimal and term is not Termination.OPTIMAL:
+        raise NotOptimalError(f"HiGHS (matrix) stopped with {term.name} ({status}) on model {lp.name!r}", result)
+    return result, x
