@@ -11,10 +11,10 @@
     cluster from its arrival to the horizon), both upper bounds on any schedule, and the
     fractions ``utility_fraction`` and ``alone_fraction``.  Where GADGET and a baseline both reach
     ``alone_bound`` neither can beat the other.  ``gadget-lp-rs-mde`` solves two LPs a slot and is
-    the slow policy (one cell on a 2-core machine: 20 s at 100 jobs, 53 s at 300, 130 s at 500,
-    200 s at 1000; the greedy takes 2-30 s, the baselines 0.3-6 s), so it runs on the whole grid
-    of :data:`UTILITY_JOBS` (a full run is about half an hour on one worker); the quick variant
-    runs 20 and 40 jobs on a 40-slot horizon.
+    the slow policy (one cell on a 2-core machine with the matrix-built LPs: 3 s at 100 jobs,
+    9 s at 300, 16 s at 500, 35 s at 1000; the greedy 2-21 s, the baselines 0.3-7 s), and runs
+    on the whole grid of :data:`UTILITY_JOBS` (a full run: 7 minutes on one worker); the quick
+    variant runs 20 and 40 jobs on a 40-slot horizon.
 ``gadget-capacity`` (Figs. 5 and 6)
     The *embedded ratio*: per slot, the jobs with at least one worker over the *active* jobs
     (arrived, worker-slot budget left), averaged over the slots with an active job; GADGET
