@@ -3,7 +3,14 @@
 Importing this package registers every system's models in :data:`MODELS`.
 """
 
-from clusteropt.models import coflow, gadget, gadget_offline, realtime, worker_placement  # noqa: F401  (register)
+from clusteropt.models import (  # noqa: F401  (register)
+    broker,
+    coflow,
+    gadget,
+    gadget_offline,
+    realtime,
+    worker_placement,
+)
 from clusteropt.models.cvxpy_model import CvxpyModel
 from clusteropt.models.registry import MODELS, ModelSpec, get_model, models_for, register_model
 from clusteropt.models.summary import model_summary
@@ -16,6 +23,7 @@ __all__ = [
     "MODELS",
     "CvxpyModel",
     "ModelSpec",
+    "broker",
     "build_worker_placement",
     "build_worker_placement_cvxpy",
     "coflow",
