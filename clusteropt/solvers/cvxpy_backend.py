@@ -144,6 +144,10 @@ def solve_cvxpy(
     """Solve with ``spec``'s CVXPY route; options are already translated to native names."""
     problem, named = unwrap(model)
     route = spec.route("cvxpy")
+    if "canon_backend" not in native_options and any(v.ndim > 2 for v in problem.variables()):
+        # CVXPY would pick this backend itself (its C++ one takes at most 2-d expressions) and warn on
+        # stderr at every solve; choosing it here is the same canonicalization without the noise
+        native_options = {**native_options, "canon_backend": cp.SCIPY_CANON_BACKEND}
     start = time.perf_counter()
     try:
         problem.solve(solver=route.native, verbose=tee, **native_options)
