@@ -69,6 +69,10 @@ def _load(path: str):
         raise BadInput(text if text.startswith(str(p)) else f"{path}: {text}") from None
 
 
+_SLOT_HELP = ("Per-slot models: the slot t (gvne: default the last; broker-milp / broker-lp: default all "
+              "slots; broker-regularized: required).")
+
+
 def _build(path: str, model_name: str, relax: bool, slot: int | None = None):
     from clusteropt.models import get_model
 
@@ -118,7 +122,7 @@ def models_cmd() -> None:
 @click.argument("instance", type=str)
 @click.option("--model", "model_name", required=True, help="Registered model name.")
 @click.option("--relax", is_flag=True, help="Build the continuous relaxation.")
-@click.option("--slot", type=int, default=None, help="Per-slot models (gvne): the slot t (default: the last).")
+@click.option("--slot", type=int, default=None, help=_SLOT_HELP)
 @click.option("--export", "export_path", type=str, default=None,
               help="Also write the model to FILE (.lp or .mps).")
 def build_cmd(instance: str, model_name: str, relax: bool, slot: int | None, export_path: str | None) -> None:
@@ -152,7 +156,7 @@ def _export(model, path: str) -> None:
 @click.argument("file", type=str)
 @click.option("--model", "model_name", required=True, help="Registered model name.")
 @click.option("--relax", is_flag=True, help="Export the continuous relaxation.")
-@click.option("--slot", type=int, default=None, help="Per-slot models (gvne): the slot t (default: the last).")
+@click.option("--slot", type=int, default=None, help=_SLOT_HELP)
 def export_cmd(instance: str, file: str, model_name: str, relax: bool, slot: int | None) -> None:
     """Write the model built for INSTANCE to FILE (.lp or .mps) with the paper's names."""
     _, _, model = _build(instance, model_name, relax, slot)
@@ -167,7 +171,7 @@ def export_cmd(instance: str, file: str, model_name: str, relax: bool, slot: int
 @click.option("--mip-gap", type=float, default=None, help="Relative MIP gap.")
 @click.option("--threads", type=int, default=None, help="Solver threads.")
 @click.option("--relax", is_flag=True, help="Solve the continuous relaxation.")
-@click.option("--slot", type=int, default=None, help="Per-slot models (gvne): the slot t (default: the last).")
+@click.option("--slot", type=int, default=None, help=_SLOT_HELP)
 @click.option("--json", "json_path", type=str, default=None, help="Write the result to FILE.")
 def solve_cmd(instance, model_name, solver, time_limit, mip_gap, threads, relax, slot, json_path):
     """Build and solve the model for INSTANCE; print the result (and write it as JSON)."""
@@ -364,7 +368,8 @@ def generate_broker_cmd(preset, jobs, horizon, prices_path, transfer_path, seed,
 @click.option("--policy", default=None,
               help="Coflow ordering: primal-dual (default), lp-order, sincronia, sebf, fifo, smallest-first, "
                    "largest-first.  Realtime: sqrt-greedy (default), max-weight, weight-greedy, random.  "
-                   "GADGET: gadget (default), fifo, drf, las.")
+                   "GADGET: gadget (default), fifo, drf, las.  mlBroker: mlbroker (default), local, central, "
+                   "oasis.")
 @click.option("--schedule", "scheduler", type=click.Choice(["paper", "greedy"]), default="greedy",
               show_default=True, help="Coflow scheduler: the paper's moved blocks, or the priority greedy.")
 @click.option("--lower-bound", is_flag=True, help="Coflow: also compute the LP lower bound (row generation).")
@@ -378,9 +383,14 @@ def generate_broker_cmd(preset, jobs, horizon, prices_path, transfer_path, seed,
               show_default=True, help="GADGET: per-slot solver of Alg. 1 (exact: the G-VNE ILP (12)-(19); "
               "lp-rs-mde: Alg. 2, LP ring selection and randomized embedding).")
 @click.option("--time-limit", type=float, default=None, help="GADGET exact: seconds per slot.")
+@click.option("--epsilon", type=float, default=None,
+              help="mlBroker: epsilon of the regularized problem (10) (default 0.1).")
+@click.option("--price-form", type=click.Choice(["tight", "bigm"]), default="tight", show_default=True,
+              help="mlBroker: price rows of (10): the convex hull of Eq. (7), or the paper's big-M rows "
+                   "(8c)-(8e).")
 @click.option("--json", "json_path", type=str, default=None, help="Write the run's result to FILE (README).")
 def run_cmd(instance, policy, scheduler, lower_bound, kappa, frames, seed, requirement, slot_solver, time_limit,
-            json_path) -> None:
+            epsilon, price_form, json_path) -> None:
     """Run a policy on an instance; its output is verified.
 
     Coflow (and concurrent-open-shop) instances: order and schedule.  Realtime instances (paper 002):
@@ -396,9 +406,44 @@ def run_cmd(instance, policy, scheduler, lower_bound, kappa, frames, seed, requi
                       json_path)
     elif inst.kind == "gadget":
         _run_gadget(inst, policy or "gadget", slot_solver, time_limit, seed, json_path)
+    elif inst.kind == "broker":
+        _run_broker(inst, policy or "mlbroker", epsilon, price_form, seed, json_path)
     else:
         raise BadInput(f"{instance}: instances of kind {inst.kind!r} have no runner; `run` takes coflow, "
-                       "concurrent-open-shop, realtime and gadget instances")
+                       "concurrent-open-shop, realtime, gadget and broker instances")
+
+
+def _run_broker(inst, policy, epsilon, price_form, seed, json_path) -> None:
+    from clusteropt.online import run_online
+    from clusteropt.online.broker import make_policy
+    from clusteropt.verify import check_broker_schedule
+
+    if policy not in ("mlbroker", "local", "central", "oasis"):
+        raise BadInput(f"--policy {policy!r}; broker instances take mlbroker, local, central or oasis")
+    if policy != "mlbroker" and epsilon is not None:
+        raise BadInput(f"--epsilon is a parameter of mlbroker, not of {policy}")
+    options = {"epsilon": epsilon, "price_form": price_form} if policy == "mlbroker" else {}
+    try:
+        run = run_online(make_policy(policy, **options), inst, horizon=inst.horizon, seed=seed)
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
+    except RuntimeError as exc:
+        raise SolverFailure(str(exc)) from None
+    check = check_broker_schedule(inst, run.schedule)
+    totals = check.cost_totals()
+    click.echo(f"{policy}: {inst.n_jobs} jobs over {inst.horizon} slots, total cost {check.total_cost:.6g} "
+               f"(C1 {totals['C1']:.4g}, C2 {totals['C2']:.4g}, C3 {totals['C3']:.4g}, C4 {totals['C4']:.4g}), "
+               f"{run.seconds:.2f} s deciding; verified {check.ok}")
+    if json_path is not None:
+        out = run.to_json_dict(inst)
+        out["total_cost"] = check.total_cost  # the verifier's recount
+        out["costs"] = totals
+        out["verified"] = check.ok
+        out["violations"] = [str(v) for v in check.violations[:20]]
+        _write_json(json_path, out)
+    if not check.ok:
+        shown = "; ".join(str(v) for v in check.violations[:3])
+        raise SolverFailure(f"the decisions failed verification: {shown}")
 
 
 def _run_gadget(inst, policy, slot_solver, time_limit, seed, json_path) -> None:

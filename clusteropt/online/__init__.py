@@ -3,10 +3,10 @@
 Policies follow the estimator habit (``__init__`` stores parameters, ``reset(instance, rng)``,
 ``step(t, observation)``); :func:`run_online` runs any policy on any system whose environment is
 registered.  Systems: paper 000 (``clusteropt.online.gadget``), paper 002
-(``clusteropt.online.realtime``, ``clusteropt.online.regions``).
+(``clusteropt.online.realtime``, ``clusteropt.online.regions``), paper 003 (``clusteropt.online.broker``).
 """
 
-from clusteropt.online import gadget, realtime
+from clusteropt.online import broker, gadget, realtime
 from clusteropt.online.driver import ENVIRONMENTS, register_environment, run_online
 
-__all__ = ["ENVIRONMENTS", "gadget", "realtime", "register_environment", "run_online"]
+__all__ = ["ENVIRONMENTS", "broker", "gadget", "realtime", "register_environment", "run_online"]

@@ -95,7 +95,7 @@ if TYPE_CHECKING:
     from clusteropt.instances.broker import BrokerInstance
 
 __all__ = ["BROKER_ROUNDINGS", "TRANSPORT_BUILDERS", "BrokerRoundingInfo", "a_round", "build_transport_model",
-           "greedy_round", "independent_round", "round1_y", "round2_y", "sample_ps"]
+           "complete_placement", "greedy_round", "independent_round", "round1_y", "round2_y", "sample_ps"]
 
 log = logging.getLogger(__name__)
 
@@ -563,6 +563,56 @@ def _complete(inst: BrokerInstance, t: int, jobs: np.ndarray, y_frac: np.ndarray
                               round_seconds=t_fix - t_start,
                               lp_seconds=t_lp - t_fix, total_seconds=t_end - t_start)
     return decision, info
+
+
+def complete_placement(inst: BrokerInstance, t: int, y, ps, prev_v=None, *, solver: str = "highs",
+                       builder: str = "auto") -> BrokerDecision:
+    """An integral placement (workers ``y`` and PS data centers ``ps`` of the active jobs) made a decision.
+
+    The completion of Alg. 2 line 10 without its rounding (module docstring, Completion 2-3):
+    ``q`` by the transportation LP minimizing C1, ``x, u`` in closed form, ``v`` the smallest
+    feasible, ``g = y (x) s``, ``z = max(v - v(t - 1), 0)``.  For placement policies that choose
+    the workers themselves (the Local, Central and OASiS baselines of Sec. 6.3).
+
+    Parameters
+    ----------
+    inst : BrokerInstance
+    t : int
+    y : int array_like (I, R) or (|I_t|, R)
+        Workers per data center; every active job needs at least ``N_i(t)`` of them (no fix is
+        applied: a placement short of workers is the caller's error).
+    ps : int array_like (|I_t|,)
+        The PS data center of each active job, in ascending job order.
+    prev_v : array_like (I, R), optional
+        ``v_i^r(t - 1)`` (0/1; default 0).
+    solver, builder : str
+        As :func:`a_round`.
+
+    Raises
+    ------
+    ValueError
+        Bad shapes, a negative or fractional ``y``, a PS outside ``0 .. R - 1``, a job with fewer
+        than ``N_i(t)`` workers (named).
+    """
+    jobs = inst.active(t)
+    builder = _builder(solver, builder)
+    rows = _job_rows(inst, jobs, y, "y")
+    if not np.isfinite(rows).all() or (rows < 0).any() or not np.array_equal(rows, np.round(rows)):
+        raise ValueError(f"slot {t}: y must be non-negative integers")
+    y_int = np.round(rows).astype(np.int64)
+    ps = np.asarray(ps, dtype=np.int64).reshape(-1)
+    if ps.shape != (jobs.size,):
+        raise ValueError(f"slot {t}: ps has {ps.size} entries; expected one per active job ({jobs.size})")
+    if ps.size and (ps.min() < 0 or ps.max() >= inst.n_dcs):
+        raise ValueError(f"slot {t}: ps = {ps.tolist()}; expected data centers in 0 .. {inst.n_dcs - 1}")
+    short = np.flatnonzero(y_int.sum(axis=1) < _required(inst, t, jobs))
+    if short.size:
+        j = int(short[0])
+        raise ValueError(f"slot {t}: job {int(jobs[j])} has {int(y_int[j].sum())} workers; (8a)/(8b) need "
+                         f"N_i(t) = {int(_required(inst, t, jobs)[j])}")
+    prev = _prev_v(inst, prev_v, 1e-6)
+    return _complete(inst, t, jobs, y_int.astype(float), y_int, y_int[None], ps, prev, method="placement",
+                     solver=solver, builder=builder, tol=1e-6, t_start=time.perf_counter(), return_info=False)
 
 
 def _builder(solver: str, builder: str) -> str:

@@ -1,0 +1,271 @@
+"""Paper 003 online: A_fractional (Alg. 1, Theorem 3), mlBroker (Alg. 1 + Alg. 2) and the Sec. 6.3 baselines.
+
+Every integral run is judged by :func:`clusteropt.verify.check_broker_schedule`, never by the policy; the
+fractional runs are put back into the Pyomo model of P_f (9) and checked row by row there.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyomo.environ as pyo
+import pytest
+
+from clusteropt.algorithms.broker.decision import BrokerDecision, BrokerSchedule
+from clusteropt.instances.broker import BrokerInstance, broker_preset
+from clusteropt.models.broker import broker_lp_bound, broker_offline_optimum, build_broker_milp
+from clusteropt.online import run_online
+from clusteropt.online.broker import (
+    POLICIES,
+    AFractional,
+    BrokerEnvironment,
+    MlBroker,
+    make_policy,
+    oasis_placement,
+)
+from clusteropt.verify import check_broker_schedule
+
+INTEGRAL = [("mlbroker", {}), ("mlbroker", {"rounding": "ir"}), ("mlbroker", {"rounding": "gr"}),
+            ("mlbroker", {"price_form": "bigm"}), ("local", {}), ("central", {}), ("oasis", {})]
+
+
+def _run(inst, name, seed=0, **options):
+    return run_online(make_policy(name, **options), inst, horizon=inst.horizon, seed=seed)
+
+
+@pytest.mark.parametrize(("name", "options"), INTEGRAL, ids=lambda v: v if isinstance(v, str) else str(v))
+@pytest.mark.parametrize(("preset", "seed"), [("tiny", 0), ("tiny", 2), ("small", 0), ("small", 1)])
+def test_every_integral_run_passes_the_verifier(name, options, preset, seed):
+    inst = broker_preset(preset, seed=seed)
+    run = _run(inst, name, seed=seed, **options)
+    chk = check_broker_schedule(inst, run.schedule)
+    assert chk.ok, chk.violations[:3]
+    assert len(run.schedule) == inst.horizon
+    # the environment's cost (objective of (8) at the decisions) is the verifier's recount
+    assert math.isclose(chk.total_cost, run.total_cost, rel_tol=1e-9)
+    ours = run.cost_totals()
+    for key, value in chk.cost_totals().items():
+        assert math.isclose(value, ours[key], rel_tol=1e-9, abs_tol=1e-9), key
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_no_policy_beats_the_offline_milp(seed):
+    inst = broker_preset("tiny", seed=seed)
+    opt, schedule, result = broker_offline_optimum(inst)
+    assert result.is_optimal and check_broker_schedule(inst, schedule).ok
+    for name, options in INTEGRAL:
+        assert _run(inst, name, seed=seed, **options).total_cost >= opt - 1e-6 * max(1.0, opt), name
+
+
+# -- A_fractional: Theorem 3 and feasibility for P_f ---------------------------------------------------------
+
+
+def _pf_point(inst: BrokerInstance, schedule: BrokerSchedule, form: str) -> pyo.ConcreteModel:
+    """P_f (9) of ``form`` with every variable fixed at the run's fractional decisions."""
+    m = build_broker_milp(inst, relax=True, price_form=form)
+    prev = np.zeros((inst.n_jobs, inst.n_dcs))
+    for t in range(1, inst.horizon + 1):
+        d = schedule.slots[t - 1]
+        act = inst.active_mask(t)
+        for i in np.flatnonzero(act):
+            for r in range(inst.n_dcs):
+                m.y[i, t, r].set_value(float(d.y[i, r]), skip_validation=True)
+                m.s[i, t, r].set_value(float(d.s[i, r]), skip_validation=True)
+                m.v[i, t, r].set_value(float(d.v[i, r]), skip_validation=True)
+                m.z[i, t, r].set_value(max(float(d.v[i, r] - prev[i, r]), 0.0), skip_validation=True)
+                for r2 in range(inst.n_dcs):
+                    m.g[i, t, r, r2].set_value(float(d.g[i, r, r2]), skip_validation=True)
+                    if (i, t, r, r2) in m.Q:
+                        m.q[i, t, r, r2].set_value(float(d.q[i, r, r2]), skip_validation=True)
+        for r in range(inst.n_dcs):
+            for k in range(inst.n_resources):
+                m.x[t, r, k].set_value(float(d.x[r, k]), skip_validation=True)
+                m.u1[t, r, k].set_value(float(d.u1[r, k]), skip_validation=True)
+                m.u2[t, r, k].set_value(float(d.u2[r, k]), skip_validation=True)
+        prev = np.where(act[:, None], d.v, 0.0)
+    return m
+
+
+def _worst_violation(m: pyo.ConcreteModel) -> float:
+    worst = 0.0
+    for con in m.component_data_objects(pyo.Constraint, active=True):
+        body = pyo.value(con.body)
+        for bound, sign in ((con.lower, -1.0), (con.upper, 1.0)):
+            if bound is not None:
+                b = pyo.value(bound)
+                worst = max(worst, sign * (body - b) / (1.0 + abs(b)))
+    for var in m.component_data_objects(pyo.Var):
+        if var.value is not None and var.lb is not None:
+            worst = max(worst, (var.lb - var.value) / (1.0 + abs(var.lb)))
+    return worst
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 0.5, 2.0])
+@pytest.mark.parametrize(("preset", "seed"), [("tiny", 0), ("tiny", 3), ("small", 0), ("small", 2)])
+def test_theorem_3_afractional_within_r1_of_pf_bigm(preset, seed, epsilon):
+    """Alg. 1's fractional run is a feasible point of P_f (9) whose cost is at most r1 times its optimum."""
+    inst = broker_preset(preset, seed=seed)
+    run = _run(inst, "afractional", epsilon=epsilon, price_form="bigm")
+    m = _pf_point(inst, run.schedule, "bigm")
+    assert _worst_violation(m) < 1e-5
+    assert math.isclose(pyo.value(m.eq8), run.total_cost, rel_tol=1e-9, abs_tol=1e-9)
+    pf, _ = broker_lp_bound(inst, price_form="bigm")
+    r1 = 2 + (1 + epsilon) * math.log(1 + 1 / epsilon)
+    assert pf - 1e-6 * (1 + pf) <= run.total_cost <= r1 * pf + 1e-9
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 2.0])
+@pytest.mark.parametrize(("preset", "seed"), [("tiny", 1), ("small", 0), ("small", 1)])
+def test_theorem_3_with_the_convex_hull_price(preset, seed, epsilon):
+    """The same bound with the hull rows in (10) and in P_f (the tight LP is the offline reference)."""
+    inst = broker_preset(preset, seed=seed)
+    run = _run(inst, "afractional", epsilon=epsilon)  # default: price_form="tight"
+    pf, _ = broker_lp_bound(inst, price_form="tight")
+    r1 = 2 + (1 + epsilon) * math.log(1 + 1 / epsilon)
+    assert pf - 1e-5 * (1 + pf) <= run.total_cost <= r1 * pf
+    # the fractional decisions keep the relaxed (8a), (8b), (8f), (8i), (8j)
+    for t, d in enumerate(run.schedule.slots, start=1):
+        act = inst.active(t)
+        data = inst.slot_data(t)[act]
+        assert np.allclose(d.q[act].sum(axis=2), data, rtol=1e-6, atol=1e-6)
+        assert (inst.capacity[act, None] * d.y[act] >= d.q[act].sum(axis=1) - 1e-5 * (1 + data.sum())).all()
+        assert np.allclose(d.s[act].sum(axis=1), 1.0, atol=1e-6)
+        assert np.allclose(d.g[act].sum(axis=2), d.y[act], atol=1e-5)
+        need = inst.required_workers(t)[act]
+        assert (d.g[act].sum(axis=1) >= need[:, None] * d.s[act] - 1e-5).all()
+
+
+def test_afractional_carries_its_own_v():
+    inst = broker_preset("small", seed=0)
+    pol = AFractional()
+    pol.reset(inst)
+    for t in (1, 2, 3):
+        before = pol.v_.copy()
+        dec, info = pol.solve_slot(t)
+        act = inst.active_mask(t)
+        assert np.allclose(dec.z[act], np.maximum(dec.v[act] - before[act], 0.0))
+        assert np.array_equal(pol.v_[~act], np.zeros_like(pol.v_[~act]))
+        assert np.allclose(pol.v_[act], dec.v[act])
+        assert info["status"] and info["jobs"] == int(act.sum())
+
+
+# -- mlBroker -----------------------------------------------------------------------------------------------
+
+
+def test_mlbroker_is_seeded_and_reports_its_fractional_costs():
+    inst = broker_preset("small", seed=1)
+    a, b = _run(inst, "mlbroker", seed=5), _run(inst, "mlbroker", seed=5)
+    assert a.total_cost == b.total_cost
+    pairs = zip(a.schedule.slots, b.schedule.slots, strict=True)
+    assert all(np.array_equal(x.y, y.y) and np.array_equal(x.s, y.s) for x, y in pairs)
+    info = a.slot_info[3]
+    for key in ("fractional_C1", "fractional_C2", "fractional_C3", "fractional_C4", "status", "round_seconds",
+                "workers_added", "C1", "C2", "C3", "C4"):
+        assert key in info
+    # the fractional side is A_fractional's own run
+    frac = _run(inst, "afractional")
+    total = sum(s[f"fractional_C{c}"] for s in a.slot_info for c in range(1, 5))
+    assert math.isclose(total, frac.total_cost, rel_tol=1e-9)
+
+
+# -- baselines ----------------------------------------------------------------------------------------------
+
+
+def test_local_processes_data_where_it_is():
+    inst = broker_preset("small", seed=2)
+    run = _run(inst, "local", seed=3)
+    assert run.cost_totals()["C1"] == 0.0
+    ps_seen: dict[int, int] = {}
+    for t, d in enumerate(run.schedule.slots, start=1):
+        act = inst.active(t)
+        expect = np.ceil(inst.slot_data(t)[act] / inst.capacity[act, None] - 1e-9).clip(min=0)
+        assert np.array_equal(d.y[act], expect)
+        for i in act.tolist():
+            ps = int(np.argmax(d.s[i]))
+            assert ps_seen.setdefault(i, ps) == ps  # drawn once, kept
+    pss = {tuple(int(np.argmax(d.s[i])) for d in _run(inst, "local", seed=s).schedule.slots[:1] for i in
+                 inst.active(1)) for s in range(8)}
+    assert len(pss) > 1 or len(inst.active(1)) == 0
+
+
+def test_central_puts_each_job_in_one_dc():
+    inst = broker_preset("small", seed=0)
+    run = _run(inst, "central")
+    assert run.cost_totals()["C4"] == 0.0
+    for t, d in enumerate(run.schedule.slots, start=1):
+        for i in inst.active(t):
+            used = np.flatnonzero((d.y[i] + d.s[i]) > 0)
+            assert used.size == 1
+            assert d.y[i].sum() == inst.required_workers(t)[i]
+
+
+def _oasis_instance() -> BrokerInstance:
+    """1 job, 2 DCs, 1 resource: 20 GB in DC 0, P = 10 (N = 2), n = m = 1, B = 1, d = 0.5, c = 0."""
+    return BrokerInstance(horizon=1, price_a=[[3.0], [1.0]], price_b=[[2.0], [0.5]], threshold=[[100.0], [100.0]],
+                          transfer_cost=[[0.0, 0.5], [0.5, 0.0]], arrival=[1], last_slot=[1], data=[[[20.0, 0.0]]],
+                          capacity=[10.0], worker_demand=[[1.0]], ps_demand=[[1.0]], traffic=[1.0],
+                          deploy_cost=[0.0], resources=("gpu",))
+
+
+def test_oasis_placement_by_hand():
+    inst = _oasis_instance()
+    # Unit prices p = (3, 1).  All in DC 0: 2 workers + PS = 3 * 3 = 9.  All in DC 1: move 20 GB at 0.5 = 10,
+    # 3 units at 1 = 3: 13.  Workers in DC 0 and PS in DC 1: 2 * 3 + 1 + C4 2 * 0.5 = 8.  Workers in DC 1, PS in
+    # DC 0: 10 + 2 + 3 + 1 = 16.  One worker each, PS in DC 0: 3 + 5 (10 GB moved) + 1 + 3 + 0.5 = 12.5.
+    y, ps, cost = oasis_placement(inst, 1, 0, np.array([[3.0], [1.0]]))
+    assert y.tolist() == [2, 0] and ps == 1 and math.isclose(cost, 8.0)
+    # with a dear DC 1 (p = 10): all in DC 0 at 9
+    y, ps, cost = oasis_placement(inst, 1, 0, np.array([[3.0], [10.0]]))
+    assert y.tolist() == [2, 0] and ps == 0 and math.isclose(cost, 9.0)
+    run = _run(inst, "oasis")  # the policy uses a (below the threshold): the first placement
+    d = run.schedule.slots[0]
+    assert d.y[0].tolist() == [2, 0] and int(np.argmax(d.s[0])) == 1
+    assert check_broker_schedule(inst, run.schedule).ok
+
+
+# -- errors and the JSON ------------------------------------------------------------------------------------
+
+
+def test_errors():
+    inst = broker_preset("tiny", seed=0)
+    with pytest.raises(ValueError, match="unknown policy 'nope'"):
+        make_policy("nope")
+    with pytest.raises(ValueError, match="takes no options"):
+        make_policy("local", epsilon=0.1)
+    with pytest.raises(ValueError, match="epsilon"):
+        AFractional(epsilon=0.0)
+    with pytest.raises(ValueError, match="rounding"):
+        MlBroker(rounding="best")
+    with pytest.raises(ValueError, match="price_form"):
+        MlBroker(price_form="hull")
+    with pytest.raises(ValueError, match="horizon"):
+        BrokerEnvironment(inst, inst.horizon + 1)
+    env = BrokerEnvironment(inst, inst.horizon)
+    env.observe(1)
+    with pytest.raises(TypeError, match="expected a BrokerDecision"):
+        env.apply(1, {"y": 0})
+    with pytest.raises(ValueError, match=r"shape \(I, R, K\)"):
+        env.apply(1, BrokerDecision.empty(inst.n_jobs + 1, inst.n_dcs, inst.n_resources))
+    assert set(POLICIES) == {"mlbroker", "local", "central", "oasis", "afractional"}
+
+
+def test_json_holds_everything_to_recheck():
+    inst = broker_preset("small", seed=0)
+    run = _run(inst, "mlbroker")
+    out = run.to_json_dict(inst)
+    assert {"policy", "total_cost", "costs", "seconds", "slots", "slot_info", "schedule"} <= set(out)
+    assert math.isclose(out["total_cost"], sum(s["costs"]["total"] for s in out["slots"]), rel_tol=1e-9)
+    t = 3
+    slot = out["slots"][t - 1]
+    assert slot["slot"] == t and set(slot["costs"]) == {"C1", "C2", "C3", "C4", "total"}
+    d = run.schedule.slots[t - 1]
+    for i in inst.active(t):
+        job = slot["jobs"][str(i)]
+        assert sum(job["workers"].values()) == d.y[i].sum() and d.s[i, job["ps"]] == 1
+        assert sum(n for _, _, n in job["connections"]) == d.y[i].sum()
+        moved = sum(gb for _, _, gb in job["data_moved"])
+        assert math.isclose(moved, float(d.q[i].sum() - np.trace(d.q[i])), rel_tol=1e-9, abs_tol=1e-9)
+    back = BrokerSchedule.from_dict(out["schedule"])
+    chk = check_broker_schedule(inst, back)
+    assert chk.ok and math.isclose(chk.total_cost, run.total_cost, rel_tol=1e-9)
