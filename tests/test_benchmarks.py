@@ -82,3 +82,17 @@ def test_gadget_online_quick(tmp_path):
     assert all(r["total_utility"] <= report["alone_bound"] + 1e-6 for r in runs.values())
     assert runs["gadget (lp-rs-mde)"]["slot_times"]["slots"] > 0
     assert "median HiGHS solve s" in (tmp_path / "gadget_online.md").read_text()
+
+
+def test_broker_quick(tmp_path):
+    from benchmarks import broker
+
+    assert broker.main(["--quick", "--out", str(tmp_path)]) == 0
+    seed = json.loads((tmp_path / "broker.json").read_text())["cases"][0]["seeds"][0]
+    assert set(seed["runs"]) == {label for label, _, _ in broker.POLICIES}
+    assert seed["milp"]["optimal"]
+    assert all(r["total_cost"] >= seed["milp"]["value"] - 1e-6 for r in seed["runs"].values())
+    assert seed["lp"]["tight"]["value"] <= seed["milp"]["value"] + 1e-6
+    assert seed["runs"]["mlbroker"]["slot_times"]["slots"] > 0 and seed["scs"]
+    assert all(a["rel_diff_vs_mlbroker_fractional"] < 1e-6 for a in seed["afractional_standalone"].values())
+    assert "## (a) problem (10) per slot" in (tmp_path / "broker.md").read_text()
