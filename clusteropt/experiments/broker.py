@@ -350,7 +350,7 @@ def _fractional_figure(table):
     axes = fig.subplots(1, len(forms), squeeze=False)[0]
     for ax, form in zip(axes, forms, strict=True):
         line_plot(ok[ok.price_form == form], "n_dcs", "ratio", hue="policy", ax=ax, xlabel="number of DCs",
-                  ylabel="A_fractional cost / P_f optimum", title=f"price form {form}")
+                  ylabel="A_fractional cost / P_f optimum (mean)", title=f"price form {form}", ci=None)
         here = ok.ratio[ok.price_form == form].astype(float)
         ax.set_ylim(min(0.95, here.min() - 0.01), max(1.3, 1.05 * here.max()))  # the paper's axis: 1 .. 1.25
         ax.ticklabel_format(axis="y", useOffset=False)
@@ -416,7 +416,7 @@ def _rounding_figure(table):
     for ax, policy in zip(axes, policies, strict=True):
         line_plot(ok[ok.policy == policy], "capacity", "ratio", hue="data", ax=ax,
                   xlabel="worker capacity P_i (GB)", ylabel="rounded cost / A_fractional cost",
-                  title=LABELS[policy])
+                  title=LABELS[policy], ci=None)
     fig.suptitle("Fig. 6: performance ratio of the rounding vs P_i and data per job and slot")
     return fig
 
@@ -432,7 +432,7 @@ def _rounding_dcs_figure(table):
 
     ok = _ok(table, "broker-rounding-dcs", ("n_dcs", "policy", "ratio"))
     return line_plot(ok, "n_dcs", "ratio", hue="policy", xlabel="number of DCs",
-                     ylabel="rounded cost / A_fractional cost", title="Fig. 7: A_round vs IR and GR")
+                     ylabel="rounded cost / A_fractional cost", title="Fig. 7: A_round vs IR and GR", ci=None)
 
 
 def _rounding_dcs_table(table):
@@ -477,7 +477,7 @@ def _cost_figure(column: str, fig_no: int, what: str):
         ok = _ok(table, "broker-cost", ("data_per_slot", "policy", column))
         ok = ok.assign(algorithm=ok.policy.map(lambda p: LABELS.get(p, p)))
         return line_plot(ok, "data_per_slot", column, hue="algorithm", xlabel="data per job per slot (GB)",
-                         ylabel=f"{what} (USD)", title=f"Fig. {fig_no}: {what} under different data sizes")
+                         ylabel=f"{what} (USD)", title=f"Fig. {fig_no}: {what}", ci=None)
 
     plot.__name__ = plot.__qualname__ = f"_cost_figure_{column}"
     return plot
@@ -494,7 +494,7 @@ def _total_figure(table):
     fig = Figure(layout="constrained", figsize=(11.0, 4.2))
     left, right = fig.subplots(1, 2)
     line_plot(ok, "data_per_slot", "total", hue="algorithm", ax=left, xlabel="data per job per slot (GB)",
-              ylabel="overall cost (USD)", title="overall cost")
+              ylabel="overall cost (USD)", title="overall cost", ci=None)
     opt = ok[ok.policy == "opt"].groupby(["data_per_slot", "trial"]).total.mean().rename("opt_total")
     rel = ok[ok.policy != "opt"].join(opt, on=["data_per_slot", "trial"])
     rel = rel[rel.opt_total.notna()]
@@ -587,7 +587,7 @@ def _ratio_figure(x: str, fig_no: int, xlabel: str):
         ml = ok[ok.policy == "mlbroker"]
         if not ml.empty:
             line_plot(ml, x, "ratio", hue=other, ax=left, xlabel=xlabel, ylabel="mlBroker cost / optimum of (8)",
-                      title=f"mlBroker, one line per {other.replace('_', ' ')}")
+                      title=f"mlBroker, one line per {other.replace('_', ' ')}", ci=None)
         line_plot(ok, x, "ratio", hue="algorithm", ci=None, logy=True, ax=right, xlabel=xlabel,
                   ylabel="cost / optimum of (8)", title=f"all algorithms (mean over {other.replace('_', ' ')})")
         for ax in (left, right):
