@@ -96,3 +96,16 @@ def test_broker_quick(tmp_path):
     assert seed["runs"]["mlbroker"]["slot_times"]["slots"] > 0 and seed["scs"]
     assert all(a["rel_diff_vs_mlbroker_fractional"] < 1e-6 for a in seed["afractional_standalone"].values())
     assert "## (a) problem (10) per slot" in (tmp_path / "broker.md").read_text()
+
+
+def test_broker_retries_quick(tmp_path):
+    from benchmarks import broker_retries
+
+    assert broker_retries.main(["--quick", "--out", str(tmp_path)]) == 0
+    summary = json.loads((tmp_path / "broker_retries.json").read_text())["summary"]
+    assert summary["slot_problems"] == 19 and summary["unsolved_by_every_setting"] == 0
+    # the ladder solves every slot problem; the settings agree on the optimum
+    assert "none" not in summary["ladder_attempts"]
+    assert sum(summary["ladder_attempts"].values()) == summary["slot_problems"]
+    assert summary["max_rel_objective_spread"] < 1e-5
+    assert "| defaults |" in (tmp_path / "broker_retries.md").read_text()

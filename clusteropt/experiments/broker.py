@@ -37,10 +37,12 @@ paper's as a grid value) so this is visible.
     (5, 10, 15, 20) x ``price_form`` (tight, bigm) on the paper preset (100 jobs, T = 50);
     ``epsilon`` (0.05, 0.1, 0.5, 1) is the *policy* (``eps-0.1`` ...), so the epsilons of one
     (DCs, price form, trial) share the instance and the P_f solve (cached in the worker
-    process).  Clarabel solves (10); when it stops without a solution (it does with big-M rows at
-    R = 15: "ERROR" in slot 15-16 on a 30-job instance) the run is repeated with SCS
-    (``solver``, ``solver_fallback``); ``inaccurate_slots`` counts slots not solved to a clean
-    "optimal".  SCS's tolerances put A_fractional up to about 1e-4 (relative) *below* P_f.
+    process).  Clarabel solves (10), with its retry settings
+    (:data:`~clusteropt.online.broker.CLARABEL_RETRIES`; ``retried_slots`` counts the slots that
+    needed them); when a slot still ends without a solution the run is repeated with SCS
+    (``solver``, ``solver_fallback``: that happened with big-M rows at R = 15 before the retries
+    existed, "ERROR" in slot 15-16 on a 30-job instance); ``inaccurate_slots`` counts slots not
+    solved to a clean "optimal".  SCS's tolerances put A_fractional up to about 1e-4 (relative) *below* P_f.
     Measured (one core): on the 30-job, T = 20, R = 15 instance A_fractional takes 6-11 s with
     the hull and Clarabel, 20-23 s with SCS (big-M); P_f 3-4 s; at the paper's 100 jobs,
     T = 50, about 25 s and 20-30 s.  Measured ratios with the hull: 1.0000-1.003 (the slots are
@@ -240,6 +242,11 @@ def _inaccurate(run) -> int:
     return sum(str(d.get("status", "optimal")).lower() != "optimal" for d in run.slot_info)
 
 
+def _retried(run) -> int:
+    """Slots whose problem (10) was solved again with a retry setting (AFractional's ``attempts``)."""
+    return sum(int(d.get("attempts", 1)) > 1 for d in run.slot_info)
+
+
 # -- P_f (9) and the MILP (8), cached per worker process -------------------------------------------
 
 
@@ -296,10 +303,10 @@ def run_fractional_cell(params: dict[str, Any], seed: int, policy: str) -> dict[
     Returns ``epsilon``, ``fractional_total`` (the cost of (9) of the run), ``fractional_C1 ..
     C4``, ``lp_bound`` (P_f, with the grid's ``price_form``), ``ratio``, ``theorem3_r1``,
     ``within_r1``, ``solver`` (``clarabel``, or ``scs`` after a Clarabel failure: ``solver_fallback``),
-    ``inaccurate_slots``, timings.
+    ``inaccurate_slots``, ``retried_slots``, timings.
     """
     from clusteropt.online import run_online
-    from clusteropt.online.broker import make_policy
+    from clusteropt.online.broker import SlotSolveError, make_policy
 
     eps = _epsilon(policy)
     price_form = str(params["price_form"])
@@ -310,9 +317,7 @@ def run_fractional_cell(params: dict[str, Any], seed: int, policy: str) -> dict[
     try:
         run = run_online(make_policy("afractional", epsilon=eps, price_form=price_form, solver=solver), inst,
                          horizon=inst.horizon, seed=seed)
-    except RuntimeError as exc:
-        if "no solution" not in str(exc):
-            raise
+    except SlotSolveError as exc:
         log.warning("A_fractional (eps %s, %s) on %s: Clarabel failed (%s); repeating with SCS", eps, price_form,
                     inst.name, exc)
         solver, fallback = "scs", True
@@ -333,6 +338,7 @@ def run_fractional_cell(params: dict[str, Any], seed: int, policy: str) -> dict[
         "solver": solver,
         "solver_fallback": fallback,
         "inaccurate_slots": _inaccurate(run),
+        "retried_slots": _retried(run),
         "n_jobs_actual": inst.n_jobs,
         "run_seconds": run_s,
         "lp_seconds": lp_s,
@@ -365,7 +371,8 @@ def _fractional_table(table):
         epsilon=("epsilon", "first"), ratio_mean=("ratio", "mean"), ratio_min=("ratio", "min"),
         ratio_max=("ratio", "max"), theorem3_r1=("theorem3_r1", "first"), lp_bound=("lp_bound", "mean"),
         fractional_total=("fractional_total", "mean"), scs_fallbacks=("solver_fallback", "sum"),
-        inaccurate_slots=("inaccurate_slots", "sum"), cells=("ratio", "size")).reset_index()
+        inaccurate_slots=("inaccurate_slots", "sum"), retried_slots=("retried_slots", "sum"),
+        cells=("ratio", "size")).reset_index()
 
 
 # -- Figs. 6-7: rounded / fractional cost ---------------------------------------------------------
@@ -397,6 +404,7 @@ def run_rounding_cell(params: dict[str, Any], seed: int, policy: str) -> dict[st
         "mean_workers": workers / job_slots if job_slots else float("nan"),
         "price_form": price_form,
         "inaccurate_slots": _inaccurate(run),
+        "retried_slots": _retried(run),
         "verified": check.ok,
         "run_seconds": run_s,
         "verify_seconds": verify_s,
@@ -465,7 +473,7 @@ def run_cost_cell(params: dict[str, Any], seed: int, policy: str) -> dict[str, A
     out: dict[str, Any] = {**_components(check), "lower_bound": False, "verified": check.ok}
     if policy == "mlbroker":
         out.update(fractional_total=_fractional_totals(run)["fractional_total"], price_form=options["price_form"],
-                   inaccurate_slots=_inaccurate(run))
+                   inaccurate_slots=_inaccurate(run), retried_slots=_retried(run))
     out.update(run_seconds=run_s, verify_seconds=verify_s)
     return out
 
@@ -546,7 +554,7 @@ def run_ratio_cell(params: dict[str, Any], seed: int, policy: str) -> dict[str, 
     opt, optimal, bound, opt_s = _offline(key)
     lp, _, lp_s = _lp(key, "tight")
     options = {"price_form": str(params.get("price_form", "tight"))} if policy == "mlbroker" else {}
-    _, check, run_s, verify_s = _verified_run(inst, policy, seed, **options)
+    run, check, run_s, verify_s = _verified_run(inst, policy, seed, **options)
     total = check.total_cost
     if optimal and total < opt * (1 - _REL) - _REL:
         raise RuntimeError(f"{policy} on {inst.name}: cost {total} below the proved MILP optimum {opt}")
@@ -564,6 +572,7 @@ def run_ratio_cell(params: dict[str, Any], seed: int, policy: str) -> dict[str, 
         "ratio": total / denominator if denominator > 0 else float("nan"),
         "ratio_lp": total / lp if lp > 0 else float("nan"),
         "n_jobs_actual": inst.n_jobs,
+        **({"retried_slots": _retried(run)} if policy == "mlbroker" else {}),
         "verified": check.ok,
         "run_seconds": run_s,
         "verify_seconds": verify_s,

@@ -21,6 +21,7 @@ from clusteropt.online.broker import (
     AFractional,
     BrokerEnvironment,
     MlBroker,
+    SlotSolveError,
     make_policy,
     oasis_placement,
 )
@@ -148,6 +149,78 @@ def test_afractional_carries_its_own_v():
         assert np.array_equal(pol.v_[~act], np.zeros_like(pol.v_[~act]))
         assert np.allclose(pol.v_[act], dec.v[act])
         assert info["status"] and info["jobs"] == int(act.sum())
+
+
+class _FirstSolvesCut:
+    """Wrap ``clusteropt.solvers.solve`` so that the first ``n`` solves stop after one iteration."""
+
+    def __init__(self, n):
+        from clusteropt.solvers import solve
+
+        self.n, self.solve, self.options = n, solve, []
+
+    def __call__(self, model, solver, **kwargs):
+        self.options.append(kwargs.get("options"))
+        if len(self.options) <= self.n:
+            kwargs["options"] = {**(kwargs.get("options") or {}), "max_iter": 1}
+        return self.solve(model, solver, **kwargs)
+
+
+@pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
+def test_afractional_solves_again_with_the_retry_settings(monkeypatch, caplog):
+    import clusteropt.solvers
+
+    inst = broker_preset("small", seed=0)
+    plain = AFractional()
+    plain.reset(inst)
+    want, want_info = plain.solve_slot(1)
+    assert want_info["attempts"] == 1 and want_info["solver_options"] == {}
+
+    cut = _FirstSolvesCut(2)
+    monkeypatch.setattr(clusteropt.solvers, "solve", cut)
+    pol = AFractional(retry_options=({"max_step_fraction": 0.9}, {"equilibrate_enable": False}))
+    pol.reset(inst)
+    with caplog.at_level("WARNING", logger="clusteropt.online.broker"):
+        dec, info = pol.solve_slot(1)
+    # defaults, then the retry settings in turn; the third solve is not cut and is optimal
+    assert cut.options == [None, {"max_step_fraction": 0.9}, {"equilibrate_enable": False}]
+    assert info["attempts"] == 3 and info["solver_options"] == {"equilibrate_enable": False}
+    assert info["status"].lower() == "optimal"
+    assert sum("solving again" in r.getMessage() for r in caplog.records) == 2
+    assert math.isclose(info["objective"], want_info["objective"], rel_tol=1e-5)
+    assert np.allclose(dec.y, want.y, atol=1e-4)
+
+
+@pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
+def test_afractional_raises_when_no_setting_solves(monkeypatch):
+    import clusteropt.solvers
+
+    monkeypatch.setattr(clusteropt.solvers, "solve", _FirstSolvesCut(10))
+    inst = broker_preset("small", seed=0)
+    pol = AFractional(retry_options=({"max_step_fraction": 0.9},))
+    pol.reset(inst)
+    before = pol.v_.copy()
+    # a solve stopped by the iteration limit has a point, but it is never used
+    with pytest.raises(SlotSolveError, match=r"slot 1: problem \(10\) .* every clarabel setting tried"):
+        pol.solve_slot(1)
+    assert np.array_equal(pol.v_, before)  # v(t - 1) is not touched by the failed slot
+    with pytest.raises(TypeError, match=r"retry_options\[1\]"):
+        AFractional(retry_options=({}, "fast"))
+    assert AFractional(solver="scs").retry_options == ()
+
+
+def test_mlbroker_finishes_where_clarabel_stalls_with_its_defaults():
+    """broker-ratio's cell (small preset, T = 10, one job a slot, 700 GB, trial 1): with Clarabel 0.11's
+    defaults problem (10) of slot 1 ends "InsufficientProgress"; the run used to stop there."""
+    from clusteropt.experiments.broker import broker_instance
+
+    inst = broker_instance({"preset": "small", "horizon": 10, "jobs_per_slot": 1, "data_per_slot": 700.0,
+                            "trial": 1})
+    run = _run(inst, "mlbroker", seed=0)
+    chk = check_broker_schedule(inst, run.schedule)
+    assert chk.ok, chk.violations[:3]
+    assert all(d["status"].lower() == "optimal" for d in run.slot_info)
+    assert all(d["attempts"] == 1 + ("max_step_fraction" in d["solver_options"]) for d in run.slot_info)
 
 
 # -- mlBroker -----------------------------------------------------------------------------------------------
