@@ -321,8 +321,8 @@ class AFractional:
         else:  # no attempt optimal
             if kept is None:
                 raise SlotSolveError(f"slot {t}: problem (10) ({len(model.jobs)} jobs) ended without an optimal "
-                                   f"(or optimal_inaccurate) solution under every {self.solver} setting tried "
-                                   f"({'; '.join(tried)}); try solver='scs' or another epsilon")
+                                     f"(or optimal_inaccurate) solution under every {self.solver} setting tried "
+                                     f"({'; '.join(tried)}); try solver='scs' or another epsilon")
             res, options, values = kept
             for k, var in model.variables.items():  # put back the solution that is used (all are >= 0)
                 var.value = np.maximum(values[k], 0.0)
