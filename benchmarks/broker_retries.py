@@ -129,6 +129,14 @@ def summarize(instances: list[dict]) -> dict:
     return out
 
 
+def compact(instances: list[dict]) -> list[dict]:
+    """Per instance its slot count and only the slots where some setting failed (the JSON stays small)."""
+    return [{"params": rec["params"], "name": rec["name"], "slot_problems": len(rec["slots"]),
+             "slots_with_a_failure": [s for s in rec["slots"]
+                                      if not all(r["optimal"] for r in s["results"].values())]}
+            for rec in instances]
+
+
 def to_markdown(report: dict) -> str:
     summ = report["summary"]
     lines = [
@@ -166,8 +174,9 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     report = {**header(NAME, ("clusteropt", "cvxpy", "clarabel", "numpy")), "parameters": params,
               "quick": bool(args.quick), "configs": CONFIGS}
-    report["instances"] = [walk(p, params["price_form"], params["epsilon"]) for p in params["cells"]]
-    report["summary"] = summarize(report["instances"])
+    instances = [walk(p, params["price_form"], params["epsilon"]) for p in params["cells"]]
+    report["summary"] = summarize(instances)
+    report["instances"] = compact(instances)
     report["wall_s"] = time.perf_counter() - start
     report["machine"]["load_average_after"] = machine_info()["load_average_1_5_15"]
     write_results(NAME, report, to_markdown(report), out)
