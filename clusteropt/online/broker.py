@@ -91,8 +91,9 @@ log = logging.getLogger(__name__)
 #: Clarabel settings :class:`AFractional` tries, in turn, when problem (10) ends without an optimal
 #: status under the defaults.  Measured (``python -m benchmarks.broker_retries``: 635 slot problems
 #: along A_fractional runs on 36 experiment instances): the defaults stall ("InsufficientProgress")
-#: on 6, ``equilibrate_enable=False`` on 2, ``max_step_fraction=0.9`` on none, at about 10% more
-#: time a solve; so the defaults stay first and the shorter step comes next.
+#: on 6, ``equilibrate_enable=False`` on 2, ``max_step_fraction=0.9`` on none, at 6% more solve
+#: time in all (median 0.059 s a solve against 0.055 s); so the defaults stay first and the
+#: shorter step comes next.  The settings agree on the optimum to 4e-7 (relative).
 CLARABEL_RETRIES: tuple[dict[str, Any], ...] = (
     {"max_step_fraction": 0.9},
     {"equilibrate_enable": False},
