@@ -43,10 +43,11 @@ paper's as a grid value) so this is visible.
     (``solver``, ``solver_fallback``: that happened with big-M rows at R = 15 before the retries
     existed, "ERROR" in slot 15-16 on a 30-job instance); ``inaccurate_slots`` counts slots not
     solved to a clean "optimal".  SCS's tolerances put A_fractional up to about 1e-4 (relative) *below* P_f.
-    Measured (one core): on the 30-job, T = 20, R = 15 instance A_fractional takes 6-11 s with
-    the hull and Clarabel, 20-23 s with SCS (big-M); P_f 3-4 s; at the paper's 100 jobs,
-    T = 50, about 25 s and 20-30 s.  Measured ratios with the hull: 1.0000-1.003 (the slots are
-    coupled only through the small deployment cost C3, so solving them one by one loses little).
+    Measured (the recorded run, one cell at a time, 5195 s in all): A_fractional takes 3-52 s with
+    the hull (R = 5 .. 20) and 4-586 s with big-M rows, on which Clarabel is slow and needs its
+    retry settings (366-586 s at R = 20); P_f 4-37 s.  Ratios with the hull: 1.0000 in every cell
+    (the slots are coupled only through the small deployment cost C3, so solving them one by one
+    loses little); with big-M rows 1.03-1.23 (``benchmarks/results/experiments/broker-fractional``).
 ``broker-rounding`` (Fig. 6)
     The cost of mlBroker's rounded decisions over A_fractional's fractional cost, per rounding:
     Alg. 2 A_round (``a_round``), independent rounding (``ir``) and greedy rounding (``gr``) of
