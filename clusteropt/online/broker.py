@@ -303,7 +303,7 @@ class AFractional:
                                          price_form=self.price_form)
         t1 = time.perf_counter()
         tried: list[str] = []
-        kept = None  # (result, options, values) of the first optimal_inaccurate solve
+        kept = None  # (result, options, status) of the first optimal_inaccurate solve; res.values hold its point
         res = None
         solve_seconds = 0.0
         for attempt, options in enumerate(({}, *self.retry_options)):
@@ -312,23 +312,20 @@ class AFractional:
                             len(model.jobs), tried[-1], self.solver, self.solver, options or "defaults")
             res = solve(model, self.solver, raise_on_nonoptimal=False, options=dict(options) or None)
             solve_seconds += float(res.solve_seconds or 0.0)
-            status = str(res.raw.get("status", res.termination.name)) if isinstance(res.raw, dict) else \
-                res.termination.name
-            tried.append(f"{res.termination.name} ({status})")
+            status, native = res.termination.name, str(res.raw.get("status", ""))
+            tried.append(f"{status} ({native})")
             if res.is_optimal:
                 break
-            if kept is None and res.has_solution and status.lower() == "optimal_inaccurate":
-                kept = (res, options, {k: np.array(var.value) for k, var in model.variables.items()})
+            if kept is None and res.has_solution and native.lower() == "optimal_inaccurate":
+                kept = (res, options, status)
         else:  # no attempt optimal
             if kept is None:
                 raise SlotSolveError(f"slot {t}: problem (10) ({len(model.jobs)} jobs) ended without an optimal "
                                      f"(or optimal_inaccurate) solution under every {self.solver} setting tried "
                                      f"({'; '.join(tried)}); try solver='scs' or another epsilon")
-            res, options, values = kept
+            res, options, status = kept
             for k, var in model.variables.items():  # put back the solution that is used (all are >= 0)
-                var.value = np.maximum(values[k], 0.0)
-            status = str(res.raw.get("status", res.termination.name)) if isinstance(res.raw, dict) else \
-                res.termination.name
+                var.value = np.maximum(res.values[k], 0.0)
             log.warning("slot %d: problem (10) ended %s under every setting tried; using the solution found "
                         "with %s", t, "; ".join(tried), options or "defaults")
         dec = decision_from_regularized(model)

@@ -209,6 +209,39 @@ def test_afractional_raises_when_no_setting_solves(monkeypatch):
     assert AFractional(solver="scs").retry_options == ()
 
 
+def test_afractional_uses_an_inaccurate_solution_when_nothing_is_optimal(monkeypatch, caplog):
+    """Every attempt ends ``optimal_inaccurate`` (the solver's point relabelled): the first is used."""
+    import dataclasses
+
+    import clusteropt.solvers
+    from clusteropt.solvers import Termination
+
+    real = clusteropt.solvers.solve
+    calls = []
+
+    def inaccurate(model, solver, **kwargs):
+        calls.append(kwargs.get("options"))
+        res = real(model, solver, **kwargs)
+        return dataclasses.replace(res, termination=Termination.FEASIBLE,
+                                   raw={**res.raw, "status": "optimal_inaccurate"})
+
+    inst = broker_preset("small", seed=0)
+    plain = AFractional()
+    plain.reset(inst)
+    want, _ = plain.solve_slot(1)
+
+    monkeypatch.setattr(clusteropt.solvers, "solve", inaccurate)
+    pol = AFractional(retry_options=({"max_step_fraction": 0.9},))
+    pol.reset(inst)
+    with caplog.at_level("WARNING", logger="clusteropt.online.broker"):
+        dec, info = pol.solve_slot(1)
+    assert calls == [None, {"max_step_fraction": 0.9}]  # the whole ladder is tried first
+    assert info["attempts"] == 2 and info["status"] == "FEASIBLE" and info["solver_options"] == {}
+    assert any("using the solution found" in r.getMessage() for r in caplog.records)
+    assert np.allclose(dec.y, want.y, atol=1e-4) and np.array_equal(pol.v_[inst.active_mask(1)],
+                                                                    dec.v[inst.active_mask(1)])
+
+
 def test_mlbroker_finishes_where_clarabel_stalls_with_its_defaults():
     """broker-ratio's cell (small preset, T = 10, one job a slot, 700 GB, trial 1): with Clarabel 0.11's
     defaults problem (10) of slot 1 ends "InsufficientProgress"; the run used to stop there."""
