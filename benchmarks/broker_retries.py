@@ -65,7 +65,7 @@ QUICK = {"cells": [{"preset": "small", "jobs_per_slot": 1, "horizon": 10, "data_
 
 
 def _status(res) -> str:
-    raw = res.raw.get("status") if isinstance(res.raw, dict) else None
+    raw = res.raw.get("status")
     return f"{res.termination.name} ({raw})" if raw else res.termination.name
 
 
