@@ -14,6 +14,7 @@ from clusteropt.instances.coflow_random import random_coflows
 from clusteropt.instances.coflow_trace import TraceError, read_coflow_benchmark
 from clusteropt.instances.gadget_trace import read_alibaba_jobs, read_philly_jobs
 from clusteropt.instances.realtime import RealtimeInstance, random_realtime, realtime_preset
+from clusteropt.instances.ring import RingInstance, random_ring
 from clusteropt.instances.worker_placement import (
     WorkerPlacementInstance,
     random_worker_placement,
@@ -28,6 +29,7 @@ __all__ = [
     "Instance",
     "InstanceError",
     "RealtimeInstance",
+    "RingInstance",
     "TraceError",
     "WorkerPlacementInstance",
     "broker_preset",
@@ -35,6 +37,7 @@ __all__ = [
     "random_broker",
     "random_coflows",
     "random_realtime",
+    "random_ring",
     "random_worker_placement",
     "read_alibaba_jobs",
     "read_coflow_benchmark",

@@ -266,4 +266,5 @@ def load_instance(path: str | Path) -> Instance:
     cls = INSTANCE_KINDS.get(data["kind"]) if isinstance(data["kind"], str) else None
     if cls is None:
         raise InstanceError(f"{path}: kind", data["kind"], f"one of {sorted(INSTANCE_KINDS)}")
-    return cls.from_dict(data)
+    read_file = getattr(cls, "read_file", None)  # kinds with files beside the JSON (ring: .npy requests)
+    return read_file(data, path) if read_file is not None else cls.from_dict(data)

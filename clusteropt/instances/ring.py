@@ -1,0 +1,404 @@
+"""Online balanced partitioning of ring demands (paper 004: Räcke, Schmid, Zabrodin), as data.
+
+``n`` processes ``0..n-1`` sit on a ring; ``l`` servers (``servers``) hold ``k = n / l`` processes
+each.  Request ``t`` is a ring *edge* ``e`` in ``0..n-1``, meaning the pair ``(e, e + 1 mod n)``;
+serving it costs 1 when the two processes are on different servers, else 0.  After serving a
+request an algorithm may migrate processes, ``alpha`` per process moved (the paper: 1), and the
+capacity must hold after every step's migrations (Sec. 1-2 of the paper; notes A1).
+
+Files.  A short sequence is stored inline in the JSON.  A long one (more than
+:data:`INLINE_REQUESTS` requests, or ``binary=True``) goes beside the JSON in a NumPy ``.npy``
+file (format 1.0: a header then the raw little-endian ``int64`` array; readable by any NumPy
+with ``allow_pickle=False``, or by hand from its documented header).  The JSON then holds
+``"requests": {"npy": "<file name>", "count": T, "sha256": "<hex of the .npy file>"}`` and
+:func:`~clusteropt.instances.load_instance` (or :meth:`RingInstance.read`) checks count and hash.
+
+Generators (:func:`random_ring`) draw request sequences with a seed: ``uniform``, ``hotspot``,
+``moving-hotspot``, ``zipf`` and ``phases``.  The ``hit-the-cut`` sequence is built *against* a
+deterministic algorithm, so it lives with the policies (:func:`clusteropt.online.ring.hit_the_cut`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import json
+import math
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from clusteropt.instances.base import Instance, InstanceError, write_text_atomic
+
+__all__ = ["INLINE_REQUESTS", "PATTERNS", "RingInstance", "contiguous_assignment", "random_ring"]
+
+#: Longest request sequence written inline in the JSON; longer ones go to a ``.npy`` file beside it.
+INLINE_REQUESTS = 10_000
+#: The request patterns of :func:`random_ring`.
+PATTERNS = ("uniform", "hotspot", "moving-hotspot", "zipf", "phases")
+
+
+def contiguous_assignment(n: int, servers: int) -> np.ndarray:
+    """Server of each process when server ``j`` holds the arc ``j k .. (j + 1) k - 1``.
+
+    >>> contiguous_assignment(6, 3).tolist()
+    [0, 0, 1, 1, 2, 2]
+    """
+    return np.arange(n, dtype=np.int64) // (n // servers)
+
+
+def _int_field(name: str, value: Any, low: int, high: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            raise InstanceError(name, value, "an integer")
+    value = int(value)
+    if value < low or (high is not None and value > high):
+        raise InstanceError(name, value, f"an integer in {low}..{high}" if high is not None else f">= {low}")
+    return value
+
+
+def _int_vector(name: str, raw: Any, low: int, high: int, what: str) -> np.ndarray:
+    """``raw`` as a read-only 1-d int64 array with every entry in ``low..high``.
+
+    Vectorized (a million entries take milliseconds); integers are taken exactly, floats only
+    when integral, and the first bad entry is named.
+    """
+    arr = raw if isinstance(raw, np.ndarray) else np.asarray(raw if raw is not None else [])
+    if arr.dtype == object or arr.dtype.kind not in "iufb":
+        try:
+            arr = np.asarray(arr, dtype=np.int64)
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise InstanceError(name, _short(raw), f"a list of integers ({exc})") from None
+    if arr.ndim != 1:
+        raise InstanceError(f"{name}.ndim", arr.ndim, "1")
+    if arr.dtype.kind == "b":
+        raise InstanceError(name, "booleans", "integers")
+    if arr.dtype.kind == "f":
+        bad = ~np.isfinite(arr) | (arr != np.round(arr))
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise InstanceError(f"{name}[{i}]", float(arr[i]), "an integer")
+        arr = arr.astype(np.int64)
+    elif arr.dtype.kind == "u" and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
+        i = int(np.argmax(arr))
+        raise InstanceError(f"{name}[{i}]", int(arr[i]), f"{what} in {low}..{high}")
+    arr = np.array(arr, dtype=np.int64, copy=True) if arr.dtype != np.int64 or arr.flags.writeable else arr
+    if arr.size:
+        bad = (arr < low) | (arr > high)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise InstanceError(f"{name}[{i}]", int(arr[i]), f"{what} in {low}..{high}")
+    arr.setflags(write=False)
+    return arr
+
+
+def _short(raw: Any) -> Any:
+    text = repr(raw)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class RingInstance(Instance):
+    """A ring of ``n`` processes on ``servers`` servers of capacity ``k = n / servers``, and requests.
+
+    Parameters
+    ----------
+    n : int
+        Number of processes (>= 2), named ``0..n-1`` along the ring.
+    servers : int
+        ``l``, the number of servers (>= 1); ``n`` must be a multiple of it.
+    requests : int array (T,)
+        Ring edge ids in ``0..n-1``; edge ``e`` is the pair ``(e, e + 1 mod n)``.
+    initial : int array (n,), optional
+        Server of each process before the first request; at most ``k`` per server.  Default:
+        contiguous arcs (:func:`contiguous_assignment`).
+    alpha : float
+        Migration cost per process moved (>= 0; the paper's analysis takes 1).
+    name : str
+        A label.
+    generated_by : mapping, optional
+        How the requests were made (generator name and every parameter, seed included), kept in
+        the file so an instance can be re-created.
+
+    Examples
+    --------
+    >>> inst = RingInstance(n=8, servers=2, requests=[0, 3, 3, 7])
+    >>> inst.k, inst.n_requests, inst.initial.tolist()
+    (4, 4, [0, 0, 0, 0, 1, 1, 1, 1])
+    >>> inst.request_counts().tolist()
+    [1, 0, 0, 2, 0, 0, 0, 1]
+    >>> RingInstance(n=8, servers=2, requests=[8])
+    Traceback (most recent call last):
+    ...
+    clusteropt.instances.base.InstanceError: requests[0] = 8; expected an edge id in 0..7
+    """
+
+    kind = "ring"
+
+    n: int
+    servers: int
+    requests: np.ndarray
+    initial: np.ndarray | None = None
+    alpha: float = 1.0
+    name: str = ""
+    generated_by: Mapping[str, Any] | None = None
+
+    def validate(self) -> None:
+        """Check n, servers (n divisible by it), the edge ids, the initial loads and alpha."""
+        set_ = lambda field, value: object.__setattr__(self, field, value)  # noqa: E731
+        n = _int_field("n", self.n, 2)
+        set_("n", n)
+        servers = _int_field("servers", self.servers, 1, n)
+        set_("servers", servers)
+        if n % servers:
+            raise InstanceError("n", n, f"a multiple of servers = {servers} (capacity k = n / servers)")
+        k = n // servers
+        set_("requests", _int_vector("requests", self.requests, 0, n - 1, "an edge id"))
+        if self.initial is None:
+            initial = contiguous_assignment(n, servers)
+            initial.setflags(write=False)
+        else:
+            initial = _int_vector("initial", self.initial, 0, servers - 1, "a server id")
+            if initial.size != n:
+                raise InstanceError("initial.shape[0]", initial.size, f"n = {n} (one server per process)")
+            # the first process that overfills its server is the one named
+            counts = np.bincount(initial, minlength=servers)
+            if counts.max() > k:
+                s = int(np.argmax(counts > k))
+                members = np.flatnonzero(initial == s)
+                v = int(members[k])
+                raise InstanceError(f"initial[{v}]", s, f"a server with room: server {s} holds "
+                                    f"{int(counts[s])} processes, capacity k = {k}")
+        set_("initial", initial)
+        try:
+            alpha = float(self.alpha)
+        except (TypeError, ValueError):
+            raise InstanceError("alpha", self.alpha, "a number >= 0") from None
+        if isinstance(self.alpha, bool) or not math.isfinite(alpha) or alpha < 0:
+            raise InstanceError("alpha", self.alpha, "a finite number >= 0")
+        set_("alpha", alpha)
+        if not isinstance(self.name, str):
+            raise InstanceError("name", self.name, "a string")
+        if self.generated_by is not None:
+            if not isinstance(self.generated_by, Mapping):
+                raise InstanceError("generated_by", self.generated_by, "a mapping of JSON values")
+            try:
+                set_("generated_by", json.loads(json.dumps(dict(self.generated_by))))
+            except (TypeError, ValueError) as exc:
+                raise InstanceError("generated_by", _short(self.generated_by), f"JSON values ({exc})") from None
+
+    # -- derived -------------------------------------------------------------------------------
+    @property
+    def k(self) -> int:
+        """Server capacity ``n / l``."""
+        return self.n // self.servers
+
+    @property
+    def n_requests(self) -> int:
+        """``T``, the length of the request sequence."""
+        return int(self.requests.size)
+
+    def request_counts(self, start: int = 0, stop: int | None = None) -> np.ndarray:
+        """``r_e``: how often each edge is requested in ``requests[start:stop]`` (length n)."""
+        return np.bincount(self.requests[start:stop], minlength=self.n).astype(np.int64)
+
+    def with_requests(self, requests, *, generated_by: Mapping[str, Any] | None = None) -> RingInstance:
+        """The same ring, servers, initial assignment and alpha with another request sequence."""
+        return dataclasses.replace(self, requests=requests, generated_by=generated_by)
+
+    # -- files ---------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict with the requests inline (see :meth:`to_json` for the ``.npy`` form)."""
+        out = super().to_dict()
+        out["generated_by"] = None if self.generated_by is None else dict(self.generated_by)
+        return out
+
+    def to_json(self, path: str | Path | None = None, *, indent: int | None = 1,
+                binary: bool | None = None) -> str:
+        """JSON text; with ``path``, also write the file (and the ``.npy`` requests beside it).
+
+        ``binary`` (default: more than :data:`INLINE_REQUESTS` requests) puts the requests in
+        ``<stem>.requests.npy`` next to ``path``.  The ``.npy`` file is written first and both
+        through a temporary file and a rename, so a failed write leaves the earlier files intact.
+        """
+        data = self.to_dict()
+        if binary is None:
+            binary = self.n_requests > INLINE_REQUESTS
+        if binary:
+            if path is None:
+                raise ValueError("binary=True needs a path to write the .npy file beside")
+            path = Path(path)
+            npy = path.with_name(f"{path.stem}.requests.npy")
+            buf = io.BytesIO()
+            np.save(buf, np.ascontiguousarray(self.requests, dtype="<i8"), allow_pickle=False)
+            blob = buf.getvalue()
+            _write_bytes_atomic(npy, blob)
+            data["requests"] = {"npy": npy.name, "count": self.n_requests,
+                                "sha256": hashlib.sha256(blob).hexdigest()}
+        text = json.dumps(data, indent=indent)
+        if path is not None:
+            write_text_atomic(path, text + "\n")
+        return text
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, base_dir: str | Path | None = None) -> RingInstance:
+        """Inverse of :meth:`to_dict`; a ``.npy`` reference is read from ``base_dir``."""
+        data = dict(data)
+        req = data.get("requests")
+        if isinstance(req, Mapping):
+            data["requests"] = _read_npy_ref(req, base_dir)
+        elif isinstance(req, list):
+            data["requests"] = np.asarray(req) if req else np.zeros(0, dtype=np.int64)
+        return super().from_dict(data)  # type: ignore[return-value]
+
+    @classmethod
+    def read_file(cls, data: Mapping[str, Any], path: Path) -> RingInstance:
+        """Hook of :func:`~clusteropt.instances.load_instance`: resolve ``.npy`` beside ``path``."""
+        return cls.from_dict(data, base_dir=path.parent)
+
+    @classmethod
+    def read(cls, path: str | Path) -> RingInstance:
+        """Read a ring instance file (JSON, and its ``.npy`` requests when it refers to one)."""
+        from clusteropt.instances.base import load_instance
+
+        inst = load_instance(path)
+        if not isinstance(inst, cls):
+            raise InstanceError(f"{path}: kind", inst.kind, repr(cls.kind))
+        return inst
+
+
+def _write_bytes_atomic(path: Path, blob: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(blob)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _read_npy_ref(ref: Mapping[str, Any], base_dir: str | Path | None) -> np.ndarray:
+    unknown = sorted(set(ref) - {"npy", "count", "sha256"})
+    if unknown or not isinstance(ref.get("npy"), str):
+        raise InstanceError("requests", dict(ref),
+                            "a list of edge ids or {'npy': file, 'count': T, 'sha256': hex}")
+    if base_dir is None:
+        raise InstanceError("requests.npy", ref["npy"],
+                            "a file beside the JSON: read it with load_instance(path) or RingInstance.read(path)")
+    name = ref["npy"]
+    if Path(name).name != name:
+        raise InstanceError("requests.npy", name, "a plain file name in the JSON file's folder")
+    path = Path(base_dir) / name
+    try:
+        blob = path.read_bytes()
+    except FileNotFoundError:
+        raise InstanceError("requests.npy", str(path), "an existing .npy file beside the JSON") from None
+    if "sha256" in ref and hashlib.sha256(blob).hexdigest() != ref["sha256"]:
+        raise InstanceError("requests.sha256", ref["sha256"], f"the SHA-256 of {path} (the file was changed)")
+    try:
+        arr = np.load(io.BytesIO(blob), allow_pickle=False)
+    except (ValueError, OSError) as exc:
+        raise InstanceError("requests.npy", str(path), f"a NumPy .npy file of integers ({exc})") from None
+    if arr.dtype.kind not in "iu":
+        raise InstanceError("requests.npy dtype", str(arr.dtype), "an integer dtype")
+    if "count" in ref and arr.size != ref["count"]:
+        raise InstanceError("requests.count", ref["count"], f"the {arr.size} entries of {path}")
+    return arr
+
+
+# -- generators ----------------------------------------------------------------------------------
+
+
+def random_ring(
+    n: int,
+    servers: int,
+    requests: int,
+    pattern: str = "uniform",
+    *,
+    seed=None,
+    alpha: float = 1.0,
+    width: int | None = None,
+    hot: float = 0.9,
+    step: int | None = None,
+    phase: int | None = None,
+    zipf: float = 1.2,
+    name: str = "",
+) -> RingInstance:
+    """A ring instance with ``requests`` edges drawn by ``pattern`` from ``seed``.
+
+    Patterns (every parameter lands in ``generated_by`` so the instance can be re-created):
+
+    ``uniform``
+        Every edge equally likely.
+    ``hotspot``
+        With probability ``hot`` an edge of a hot arc of ``width`` edges (default ``k``) at a
+        random place, else any edge.
+    ``moving-hotspot``
+        The hot arc moves one edge forward every ``step`` requests (default ``k``).
+    ``zipf``
+        Edge ranks from a random permutation; ``P[rank r] ~ r^-zipf``.
+    ``phases``
+        The hot arc jumps to a new random place every ``phase`` requests (default ``10 n``).
+
+    The initial assignment is contiguous arcs; the paper's experiments-free analysis takes
+    ``alpha = 1``.
+
+    Examples
+    --------
+    >>> inst = random_ring(16, 4, 1000, "hotspot", seed=1)
+    >>> inst.generated_by["pattern"], inst.generated_by["width"], inst.n_requests
+    ('hotspot', 4, 1000)
+    >>> random_ring(16, 4, 1000, "hotspot", seed=1) == inst
+    True
+    """
+    n = _int_field("n", n, 2)
+    servers = _int_field("servers", servers, 1, n)
+    if n % servers:
+        raise InstanceError("n", n, f"a multiple of servers = {servers}")
+    k = n // servers
+    T = _int_field("requests", requests, 0)
+    if pattern not in PATTERNS:
+        raise InstanceError("pattern", pattern, f"one of {', '.join(PATTERNS)}")
+    width = k if width is None else _int_field("width", width, 1, n)
+    step = k if step is None else _int_field("step", step, 1)
+    phase = 10 * n if phase is None else _int_field("phase", phase, 1)
+    if not (isinstance(hot, int | float) and 0.0 <= hot <= 1.0):
+        raise InstanceError("hot", hot, "a probability in [0, 1]")
+    if not (isinstance(zipf, int | float) and math.isfinite(zipf) and zipf >= 0):
+        raise InstanceError("zipf", zipf, "a finite exponent >= 0")
+    rng = np.random.default_rng(seed)
+    gen: dict[str, Any] = {"generator": "random_ring", "pattern": pattern, "n": n, "servers": servers,
+                           "requests": T, "seed": seed if isinstance(seed, int | None) else str(seed)}
+    if pattern == "uniform":
+        req = rng.integers(0, n, size=T)
+    elif pattern == "zipf":
+        ranks = np.arange(1, n + 1, dtype=float) ** -float(zipf)
+        perm = rng.permutation(n)
+        req = perm[rng.choice(n, size=T, p=ranks / ranks.sum())]
+        gen["zipf"] = float(zipf)
+    else:
+        if pattern == "hotspot":
+            start = np.full(T, rng.integers(0, n))
+        elif pattern == "moving-hotspot":
+            start = rng.integers(0, n) + np.arange(T) // step
+            gen["step"] = step
+        else:  # phases
+            n_phases = -(-T // phase) if T else 0
+            start = np.repeat(rng.integers(0, n, size=n_phases), phase)[:T]
+            gen["phase"] = phase
+        inside = rng.random(T) < hot
+        req = np.where(inside, start + rng.integers(0, width, size=T), rng.integers(0, n, size=T)) % n
+        gen.update(width=width, hot=float(hot))
+    return RingInstance(n=n, servers=servers, requests=np.asarray(req, dtype=np.int64), alpha=alpha,
+                        name=name or f"ring-{pattern}-n{n}-l{servers}-T{T}", generated_by=gen)
