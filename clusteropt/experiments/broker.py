@@ -106,6 +106,7 @@ from typing import Any
 
 import numpy as np
 
+from clusteropt.experiments.report import ok_rows
 from clusteropt.experiments.spec import Experiment, cell_seed, register_experiment
 
 __all__ = [
@@ -351,7 +352,7 @@ def _fractional_figure(table):
 
     from clusteropt.experiments.plots import line_plot
 
-    ok = _ok(table, "broker-fractional", ("n_dcs", "price_form", "policy", "ratio"))
+    ok = ok_rows(table, "broker-fractional", ("n_dcs", "price_form", "policy", "ratio"))
     forms = sorted(ok.price_form.unique(), key=lambda f: f != "tight")
     fig = Figure(layout="constrained", figsize=(5.2 * len(forms), 4.2))
     axes = fig.subplots(1, len(forms), squeeze=False)[0]
@@ -367,7 +368,7 @@ def _fractional_figure(table):
 
 
 def _fractional_table(table):
-    ok = _ok(table, "broker-fractional", ("n_dcs", "price_form", "policy", "ratio"))
+    ok = ok_rows(table, "broker-fractional", ("n_dcs", "price_form", "policy", "ratio"))
     return ok.groupby(["price_form", "n_dcs", "policy"], sort=True).agg(
         epsilon=("epsilon", "first"), ratio_mean=("ratio", "mean"), ratio_min=("ratio", "min"),
         ratio_max=("ratio", "max"), theorem3_r1=("theorem3_r1", "first"), lp_bound=("lp_bound", "mean"),
@@ -417,7 +418,7 @@ def _rounding_figure(table):
 
     from clusteropt.experiments.plots import line_plot
 
-    ok = _ok(table, "broker-rounding", ("capacity", "data_per_slot", "policy", "ratio"))
+    ok = ok_rows(table, "broker-rounding", ("capacity", "data_per_slot", "policy", "ratio"))
     ok = ok.assign(data=ok.data_per_slot.map(lambda v: f"{v:g} GB"))
     policies = [p for p in ROUNDINGS if p in set(ok.policy)]
     fig = Figure(layout="constrained", figsize=(5.0 * len(policies), 4.2))
@@ -431,7 +432,7 @@ def _rounding_figure(table):
 
 
 def _rounding_table(table):
-    ok = _ok(table, "broker-rounding", ("capacity", "data_per_slot", "policy", "ratio"))
+    ok = ok_rows(table, "broker-rounding", ("capacity", "data_per_slot", "policy", "ratio"))
     return (ok.pivot_table(index=["capacity", "data_per_slot"], columns="policy", values="ratio", aggfunc="mean")
             .reset_index().rename_axis(columns=None))
 
@@ -439,13 +440,13 @@ def _rounding_table(table):
 def _rounding_dcs_figure(table):
     from clusteropt.experiments.plots import line_plot
 
-    ok = _ok(table, "broker-rounding-dcs", ("n_dcs", "policy", "ratio"))
+    ok = ok_rows(table, "broker-rounding-dcs", ("n_dcs", "policy", "ratio"))
     return line_plot(ok, "n_dcs", "ratio", hue="policy", xlabel="number of DCs",
                      ylabel="rounded cost / A_fractional cost", title="Fig. 7: A_round vs IR and GR", ci=None)
 
 
 def _rounding_dcs_table(table):
-    ok = _ok(table, "broker-rounding-dcs", ("n_dcs", "policy", "ratio"))
+    ok = ok_rows(table, "broker-rounding-dcs", ("n_dcs", "policy", "ratio"))
     return ok.groupby(["n_dcs", "policy"], sort=True).agg(
         ratio_mean=("ratio", "mean"), ratio_min=("ratio", "min"), ratio_max=("ratio", "max"),
         rounded_total=("rounded_total", "mean"), fractional_total=("fractional_total", "mean"),
@@ -483,7 +484,7 @@ def _cost_figure(column: str, fig_no: int, what: str):
     def plot(table):
         from clusteropt.experiments.plots import line_plot
 
-        ok = _ok(table, "broker-cost", ("data_per_slot", "policy", column))
+        ok = ok_rows(table, "broker-cost", ("data_per_slot", "policy", column))
         ok = ok.assign(algorithm=ok.policy.map(lambda p: LABELS.get(p, p)))
         return line_plot(ok, "data_per_slot", column, hue="algorithm", xlabel="data per job per slot (GB)",
                          ylabel=f"{what} (USD)", title=f"Fig. {fig_no}: {what}", ci=None)
@@ -498,7 +499,7 @@ def _total_figure(table):
 
     from clusteropt.experiments.plots import line_plot
 
-    ok = _ok(table, "broker-cost", ("data_per_slot", "trial", "policy", "total"))
+    ok = ok_rows(table, "broker-cost", ("data_per_slot", "trial", "policy", "total"))
     ok = ok.assign(algorithm=ok.policy.map(lambda p: LABELS.get(p, p)))
     fig = Figure(layout="constrained", figsize=(11.0, 4.2))
     left, right = fig.subplots(1, 2)
@@ -517,7 +518,7 @@ def _total_figure(table):
 
 def _cost_table(table):
     """Table 4's layout at the default data size: rows algorithms, Cost1 .. Cost4, Overall, savings."""
-    ok = _ok(table, "broker-cost", ("data_per_slot", "policy", "total", "C1", "C2", "C3", "C4"))
+    ok = ok_rows(table, "broker-cost", ("data_per_slot", "policy", "total", "C1", "C2", "C3", "C4"))
     sizes = np.asarray(sorted(ok.data_per_slot.unique()), dtype=float)
     size = float(sizes[np.argmin(np.abs(sizes - DEFAULT_DATA))])
     here = ok[ok.data_per_slot == size]
@@ -533,7 +534,7 @@ def _cost_table(table):
 
 
 def _totals_table(table):
-    ok = _ok(table, "broker-cost", ("data_per_slot", "policy", "total"))
+    ok = ok_rows(table, "broker-cost", ("data_per_slot", "policy", "total"))
     out = (ok.pivot_table(index="data_per_slot", columns="policy", values="total", aggfunc="mean")
            .reset_index().rename_axis(columns=None))
     return out[["data_per_slot", *[p for p in COST_POLICIES if p in out.columns]]]
@@ -590,7 +591,7 @@ def _ratio_figure(x: str, fig_no: int, xlabel: str):
 
         from clusteropt.experiments.plots import line_plot
 
-        ok = _ok(table, "broker-ratio", ("horizon", "jobs_per_slot", "policy", "ratio"))
+        ok = ok_rows(table, "broker-ratio", ("horizon", "jobs_per_slot", "policy", "ratio"))
         ok = ok.assign(algorithm=ok.policy.map(lambda p: LABELS.get(p, p)))
         fig = Figure(layout="constrained", figsize=(11.0, 4.2))
         left, right = fig.subplots(1, 2)
@@ -610,27 +611,11 @@ def _ratio_figure(x: str, fig_no: int, xlabel: str):
 
 
 def _ratio_table(table):
-    ok = _ok(table, "broker-ratio", ("horizon", "jobs_per_slot", "policy", "ratio"))
+    ok = ok_rows(table, "broker-ratio", ("horizon", "jobs_per_slot", "policy", "ratio"))
     return ok.groupby(["horizon", "jobs_per_slot", "policy"], sort=True).agg(
         ratio_mean=("ratio", "mean"), ratio_max=("ratio", "max"), ratio_lp_mean=("ratio_lp", "mean"),
         milp_denominators=("denominator", lambda s: int((s == "milp").sum())), cells=("ratio", "size"),
         opt_value=("opt_value", "mean"), total=("total", "mean")).reset_index()
-
-
-# -- shared ---------------------------------------------------------------------------------------
-
-
-def _ok(table, fn: str, columns: tuple[str, ...]):
-    missing = [c for c in columns if c not in table.columns]
-    if missing:
-        raise ValueError(f"{fn}: the results table lacks {', '.join(missing)}; "
-                         f"available columns: {', '.join(map(str, table.columns))}")
-    ok = table[table.status == "ok"] if "status" in table.columns else table
-    if len(ok) < len(table):
-        log.warning("%s: left out %d of %d cells whose status is not ok", fn, len(table) - len(ok), len(table))
-    if ok.empty:
-        raise ValueError(f"{fn}: no cell with status 'ok' in the results table ({len(table)} rows)")
-    return ok
 
 
 register_experiment(

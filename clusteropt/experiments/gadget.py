@@ -91,6 +91,7 @@ from typing import Any
 
 import numpy as np
 
+from clusteropt.experiments.report import ok_rows
 from clusteropt.experiments.spec import Experiment, register_experiment
 
 __all__ = [
@@ -205,7 +206,7 @@ def _utility_figure(table):
 
 
 def _utility_table(table):
-    ok = _ok(table, "gadget-utility", ("n_jobs", "policy", "total_utility"))
+    ok = ok_rows(table, "gadget-utility", ("n_jobs", "policy", "total_utility"))
     out = (ok.pivot_table(index="n_jobs", columns="policy", values="total_utility", aggfunc="mean")
            .reset_index().rename_axis(columns=None))
     for bound in ("alone_bound", "utility_bound"):
@@ -332,7 +333,7 @@ def _capacity_figure(table, resource: str, fig_no: int):
 
     from clusteropt.experiments.plots import line_plot
 
-    ok = _ok(table, f"capacity({resource})", ("resource", "units", "embedded_ratio", "multi_server_share"))
+    ok = ok_rows(table, f"capacity({resource})", ("resource", "units", "embedded_ratio", "multi_server_share"))
     here = ok[ok.resource == resource]
     if here.empty:
         raise ValueError(f"capacity({resource}): no ok cell with resource = {resource!r}")
@@ -358,7 +359,7 @@ def _edge_figure(table):
 
 
 def _capacity_table(table):
-    ok = _ok(table, "gadget-capacity", ("resource", "units", "embedded_ratio"))
+    ok = ok_rows(table, "gadget-capacity", ("resource", "units", "embedded_ratio"))
     cols = [c for c in ("embedded_ratio", "multi_server_share", "workers_per_job", "gpu_utilization",
                         "total_utility", "node_units_actual", "edge_units_actual") if c in ok.columns]
     return ok.groupby(["resource", "units"], sort=True)[cols].mean().reset_index()
@@ -467,7 +468,7 @@ def _slot_ratio_figure(table):
 
     from clusteropt.experiments.plots import line_plot
 
-    ok = _ok(table, "gadget-slot-ratio", ("n_jobs", "utility", "policy", "ratio_mean"))
+    ok = ok_rows(table, "gadget-slot-ratio", ("n_jobs", "utility", "policy", "ratio_mean"))
     frames = [ok.assign(solver=ok.policy, value=ok.ratio_mean)]
     lp = ok[ok.policy == "gadget-lp-rs-mde"]
     for col, name in (("drawn_ratio_mean", "LP-RS-MDE rounding alone (no fill)"),
@@ -491,7 +492,7 @@ def _slot_ratio_figure(table):
 
 
 def _slot_ratio_table(table):
-    ok = _ok(table, "gadget-slot-ratio", ("n_jobs", "utility", "policy", "ratio_mean"))
+    ok = ok_rows(table, "gadget-slot-ratio", ("n_jobs", "utility", "policy", "ratio_mean"))
     cols = [c for c in ("ratio_mean", "ratio_min", "ratio_median", "drawn_ratio_mean", "drawn_ratio_min",
                         "greedy_ratio_mean", "greedy_ratio_min", "slots", "slots_counted", "slots_not_optimal",
                         "slots_negligible", "slots_above_one") if c in ok.columns]
@@ -571,7 +572,7 @@ def _competitive_figure(table):
 
     from clusteropt.experiments.plots import line_plot
 
-    ok = _ok(table, "gadget-competitive", ("n_jobs", "utility", "policy", "ratio", "theorem10_bound"))
+    ok = ok_rows(table, "gadget-competitive", ("n_jobs", "utility", "policy", "ratio", "theorem10_bound"))
     ok = ok[ok.ratio.notna()]
     utilities = sorted(ok.utility.unique())
     if not utilities:
@@ -592,27 +593,11 @@ def _competitive_figure(table):
 
 
 def _competitive_table(table):
-    ok = _ok(table, "gadget-competitive", ("n_jobs", "utility", "policy", "ratio"))
+    ok = ok_rows(table, "gadget-competitive", ("n_jobs", "utility", "policy", "ratio"))
     out = ok.groupby(["utility", "n_jobs", "policy"], sort=True).agg(
         ratio_mean=("ratio", "mean"), ratio_min=("ratio", "min"), theorem10_bound=("theorem10_bound", "min"),
         degenerate=("degenerate", "sum"), cells=("ratio", "size")).reset_index()
     return out
-
-
-# -- shared ---------------------------------------------------------------------------------------
-
-
-def _ok(table, fn: str, columns: tuple[str, ...]):
-    missing = [c for c in columns if c not in table.columns]
-    if missing:
-        raise ValueError(f"{fn}: the results table lacks {', '.join(missing)}; "
-                         f"available columns: {', '.join(map(str, table.columns))}")
-    ok = table[table.status == "ok"] if "status" in table.columns else table
-    if len(ok) < len(table):
-        log.warning("%s: left out %d of %d cells whose status is not ok", fn, len(table) - len(ok), len(table))
-    if ok.empty:
-        raise ValueError(f"{fn}: no cell with status 'ok' in the results table ({len(table)} rows)")
-    return ok
 
 
 register_experiment(

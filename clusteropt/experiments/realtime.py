@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from clusteropt.experiments.report import ok_rows
 from clusteropt.experiments.spec import Experiment, register_experiment
 
 __all__ = ["EXACT_MAX_N", "REGION_POLICIES", "run_equal_cell", "run_region_cell"]
@@ -188,19 +189,6 @@ def run_equal_cell(params: dict[str, Any], seed: int, policy: str) -> dict[str, 
 # -- figures and tables ------------------------------------------------------------------------
 
 
-def _ok_rows(table, fn: str, columns: tuple[str, ...]):
-    missing = [c for c in columns if c not in table.columns]
-    if missing:
-        raise ValueError(f"{fn}: the results table lacks {', '.join(missing)}; "
-                         f"available columns: {', '.join(map(str, table.columns))}")
-    ok = table[table.status == "ok"] if "status" in table.columns else table
-    if len(ok) < len(table):
-        log.warning("%s: left out %d of %d cells whose status is not ok", fn, len(table) - len(ok), len(table))
-    if ok.empty:
-        raise ValueError(f"{fn}: no cell with status 'ok' in the results table ({len(table)} rows)")
-    return ok
-
-
 def _boundaries(ok, setting: str):
     """Per setting, policy and direction: the mean (over seeds) of the boundary numbers."""
     cols = ["theta", "exact_theta", "exact_theta_strict", "ratio", "d1", "d2", "r1", "r2"]
@@ -211,7 +199,7 @@ def _regions_figure(table, setting: str, label: str, title: str):
     from matplotlib.figure import Figure
 
     fn = f"regions({setting})"
-    ok = _ok_rows(table, fn, (setting, "policy", "directions", "direction", "r1", "r2", "d1", "d2",
+    ok = ok_rows(table, fn, (setting, "policy", "directions", "direction", "r1", "r2", "d1", "d2",
                               "exact_theta_strict"))
     points = _boundaries(ok, setting)
     values = sorted(points[setting].unique())
@@ -247,7 +235,7 @@ def _area_table(table, setting: str):
 
     from clusteropt.online.regions import RegionFraction, quadrant_directions
 
-    ok = _ok_rows(table, f"area({setting})", (setting, "policy", "directions", "direction", "theta",
+    ok = ok_rows(table, f"area({setting})", (setting, "policy", "directions", "direction", "theta",
                                                "exact_theta", "exact_theta_strict", "ratio"))
     points = _boundaries(ok, setting)
     rows = []
@@ -291,7 +279,7 @@ def _fig5_curves(table):
 
     from clusteropt.experiments.plots import line_plot
 
-    ok = _ok_rows(table, "fig5", ("n", "generation", "policy", "theta"))
+    ok = ok_rows(table, "fig5", ("n", "generation", "policy", "theta"))
     policies = list(dict.fromkeys(ok.policy))
     fig = Figure(layout="constrained", figsize=(5.0 * len(policies), 4.2))
     axes = fig.subplots(1, len(policies), squeeze=False, sharey=True)[0]
@@ -313,7 +301,7 @@ def _fig5_curves(table):
 
 
 def _fig5_table(table):
-    ok = _ok_rows(table, "fig5", ("n", "generation", "policy", "theta"))
+    ok = ok_rows(table, "fig5", ("n", "generation", "policy", "theta"))
     out = (ok.pivot_table(index=["n", "generation"], columns="policy", values="theta", aggfunc="mean")
            .reset_index().rename_axis(columns=None))
     if "exact_theta_strict" in ok.columns:

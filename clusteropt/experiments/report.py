@@ -22,9 +22,35 @@ import pandas as pd
 
 from clusteropt.experiments.spec import RESERVED_COLUMNS, Experiment
 
-__all__ = ["markdown_table", "summarize", "write_report"]
+__all__ = ["markdown_table", "ok_rows", "summarize", "write_report"]
 
 log = logging.getLogger(__name__)
+
+
+def ok_rows(table: pd.DataFrame, fn: str, columns: tuple[str, ...]) -> pd.DataFrame:
+    """The cells of ``table`` whose status is ``ok``, for a figure or table function named ``fn``.
+
+    Raises ``ValueError`` naming the missing columns (and listing the available ones), or when no
+    cell is ``ok``; logs a warning with the number of cells left out.
+
+    >>> t = pd.DataFrame({"status": ["ok", "failed"], "ratio": [1.0, None]})
+    >>> ok_rows(t, "demo", ("ratio",)).ratio.tolist()
+    [1.0]
+    >>> ok_rows(t, "demo", ("cost",))
+    Traceback (most recent call last):
+    ...
+    ValueError: demo: the results table lacks cost; available columns: status, ratio
+    """
+    missing = [c for c in columns if c not in table.columns]
+    if missing:
+        raise ValueError(f"{fn}: the results table lacks {', '.join(missing)}; "
+                         f"available columns: {', '.join(map(str, table.columns))}")
+    ok = table[table.status == "ok"] if "status" in table.columns else table
+    if len(ok) < len(table):
+        log.warning("%s: left out %d of %d cells whose status is not ok", fn, len(table) - len(ok), len(table))
+    if ok.empty:
+        raise ValueError(f"{fn}: no cell with status 'ok' in the results table ({len(table)} rows)")
+    return ok
 
 
 
