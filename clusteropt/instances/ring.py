@@ -70,8 +70,18 @@ def _int_vector(name: str, raw: Any, low: int, high: int, what: str) -> np.ndarr
     Vectorized (a million entries take milliseconds); integers are taken exactly, floats only
     when integral, and the first bad entry is named.
     """
-    arr = raw if isinstance(raw, np.ndarray) else np.asarray(raw if raw is not None else [])
+    try:
+        arr = raw if isinstance(raw, np.ndarray) else np.asarray(raw if raw is not None else [])
+    except (TypeError, ValueError) as exc:  # ragged nested lists
+        raise InstanceError(name, _short(raw), f"a flat list of integers ({exc})") from None
+    if arr.dtype.kind in "USV":
+        raise InstanceError(name, _short(raw), "a list of integers (not strings)")
     if arr.dtype == object or arr.dtype.kind not in "iufb":
+        if arr.ndim == 1:  # entry by entry: int() would truncate 1.5 and accept "3"
+            for i, x in enumerate(arr.tolist()):
+                if isinstance(x, bool | np.bool_) or not (isinstance(x, int | np.integer) or (
+                        isinstance(x, float | np.floating) and float(x).is_integer())):
+                    raise InstanceError(f"{name}[{i}]", x, "an integer")
         try:
             arr = np.asarray(arr, dtype=np.int64)
         except (TypeError, ValueError, OverflowError) as exc:
@@ -181,7 +191,7 @@ class RingInstance(Instance):
             alpha = float(self.alpha)
         except (TypeError, ValueError):
             raise InstanceError("alpha", self.alpha, "a number >= 0") from None
-        if isinstance(self.alpha, bool) or not math.isfinite(alpha) or alpha < 0:
+        if isinstance(self.alpha, bool | str | bytes) or not math.isfinite(alpha) or alpha < 0:
             raise InstanceError("alpha", self.alpha, "a finite number >= 0")
         set_("alpha", alpha)
         if not isinstance(self.name, str):
@@ -224,13 +234,13 @@ class RingInstance(Instance):
                 binary: bool | None = None) -> str:
         """JSON text; with ``path``, also write the file (and the ``.npy`` requests beside it).
 
-        ``binary`` (default: more than :data:`INLINE_REQUESTS` requests) puts the requests in
+        ``binary`` (default: more than :data:`INLINE_REQUESTS` requests and a ``path``) puts the requests in
         ``<stem>.requests.npy`` next to ``path``.  The ``.npy`` file is written first and both
         through a temporary file and a rename, so a failed write leaves the earlier files intact.
         """
         data = self.to_dict()
-        if binary is None:
-            binary = self.n_requests > INLINE_REQUESTS
+        if binary is None:  # without a path there is nowhere to put a .npy file: inline
+            binary = path is not None and self.n_requests > INLINE_REQUESTS
         if binary:
             if path is None:
                 raise ValueError("binary=True needs a path to write the .npy file beside")
@@ -379,7 +389,9 @@ def random_ring(
         raise InstanceError("zipf", zipf, "a finite exponent >= 0")
     rng = np.random.default_rng(seed)
     gen: dict[str, Any] = {"generator": "random_ring", "pattern": pattern, "n": n, "servers": servers,
-                           "requests": T, "seed": seed if isinstance(seed, int | None) else str(seed)}
+                           "requests": T,
+                           "seed": int(seed) if isinstance(seed, int | np.integer) else None if seed is None
+                           else str(seed)}
     if pattern == "uniform":
         req = rng.integers(0, n, size=T)
     elif pattern == "zipf":

@@ -5,6 +5,7 @@ from clusteropt.verify.broker import BrokerCheck, check_broker_decision, check_b
 from clusteropt.verify.coflow import CoflowCheck, NotListed, check_coflow_schedule, check_order
 from clusteropt.verify.gadget import GadgetCheck, check_gadget_allocation, check_gadget_schedule
 from clusteropt.verify.realtime import RealtimeCheck, check_realtime_run
+from clusteropt.verify.ring import RingCheck, check_ring_run
 from clusteropt.verify.worker_placement import check_worker_placement
 
 __all__ = [
@@ -14,6 +15,7 @@ __all__ = [
     "GadgetCheck",
     "NotListed",
     "RealtimeCheck",
+    "RingCheck",
     "Violation",
     "check_broker_decision",
     "check_broker_schedule",
@@ -22,6 +24,7 @@ __all__ = [
     "check_gadget_schedule",
     "check_order",
     "check_realtime_run",
+    "check_ring_run",
     "check_worker_placement",
     "violations_where",
 ]
