@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import logging
+import math
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -128,12 +129,18 @@ class RingRun:
         }
         if check is not None:
             out.update({
-                "max_load": check.max_load, "capacity": check.capacity, "max_load_over_k": check.max_load_ratio,
+                "max_load": check.max_load, "capacity": _finite(check.capacity),
+                "max_load_over_k": _finite(check.max_load_ratio),
                 "communication_cost": check.communication_cost, "migration_cost": check.migration_cost,
-                "total_cost": check.value, "verified": check.feasible,
+                "total_cost": _finite(check.value), "verified": check.feasible,
                 "violations": [str(v) for v in check.violations[:20]],
             })
         return out
+
+
+def _finite(x):
+    """A number for JSON: NaN (a run the checker could not cost) becomes null."""
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
 
 
 class RingEnvironment:
@@ -217,7 +224,28 @@ def make_policy(name: str, **params) -> RingPolicy:
     clash = sorted(set(params) & set(fixed))
     if clash:
         raise ValueError(f"policy {name!r} fixes {', '.join(clash)}; use another policy name to change it")
+    accepted = _parameters(algo_cls)
+    if accepted is not None:
+        unknown = sorted(set(params) - accepted)
+        if unknown:
+            own = sorted(accepted - set(fixed))
+            raise ValueError(f"ring policy {name!r} has no parameter {', '.join(map(repr, unknown))}; "
+                             f"its parameters: {', '.join(own) or 'none'}")
     return RingPolicy(name, algo_cls(**fixed, **params))
+
+
+def _parameters(algo_cls) -> set[str] | None:
+    """Keyword parameters of ``algo_cls.__init__`` (None when it takes ``**kwargs``)."""
+    import inspect
+
+    sig = inspect.signature(algo_cls.__init__)
+    names = set()
+    for p in list(sig.parameters.values())[1:]:
+        if p.kind is p.VAR_KEYWORD:
+            return None
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+            names.add(p.name)
+    return names
 
 
 def run_ring(policy: RingPolicy | str, instance: RingInstance, *, seed: int | None = 0,
@@ -255,6 +283,9 @@ def hit_the_cut(instance: RingInstance, requests: int, *, against: str = "dynami
     if T < 0:
         raise ValueError(f"requests = {requests!r}; expected >= 0")
     policy = make_policy(against, **params)
+    if getattr(policy.algorithm, "offline", False):
+        raise ValueError(f"policy {against!r} reads the whole sequence before the first request; "
+                         "hit-the-cut needs an online policy")
     seq = np.random.SeedSequence(seed)
     _, policy_seq = seq.spawn(2)  # the stream run_online gives the policy for this seed
     algo = policy.algorithm
@@ -262,13 +293,26 @@ def hit_the_cut(instance: RingInstance, requests: int, *, against: str = "dynami
     state = algo.state_
     n = instance.n
     out = np.zeros(T, dtype=np.int64)
+    so = state.server_of
+    cut = so != np.roll(so, -1)  # kept up to date from the migration log, not recomputed per request
+    first = int(np.argmax(cut)) if cut.any() else -1
+    state.migrations(clear=True)
     for t in range(T):
-        cuts = np.flatnonzero(state.server_of != np.roll(state.server_of, -1))
-        e = int(cuts[0]) if cuts.size else 0
+        e = max(first, 0)
         out[t] = e
         state.now = t
         algo.serve(e)
-    state.migrations(clear=True)
+        rows = state.migrations(clear=True)
+        if rows.size:  # only the edges next to a migrated process can change
+            so = state.server_of
+            v = rows[:, 1]
+            edges = np.unique(np.concatenate([v, (v - 1) % n]))
+            cut[edges] = so[edges] != so[(edges + 1) % n]
+            now_cut = edges[cut[edges]]
+            if now_cut.size and (first < 0 or now_cut[0] < first):
+                first = int(now_cut[0])
+            elif first >= 0 and not cut[first]:
+                first = int(np.argmax(cut)) if cut.any() else -1
     gen = {"generator": "hit_the_cut", "against": against, "seed": seed, "requests": T,
            "params": {k: v for k, v in params.items()}, "n": n, "servers": instance.servers}
     return instance.with_requests(out, generated_by=gen)

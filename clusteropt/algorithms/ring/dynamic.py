@@ -1,0 +1,313 @@
+"""The dynamic algorithm of paper 004 (Sec. 3): random-shift intervals, one MTS-driven cut edge each.
+
+Algorithm (Sec. 3.1; notes A2).  With ``L = floor((1 + eps/2) k)`` (at most ``n``) and
+``m = ceil(n / L) <= l``, draw a shift ``s ~ Uniform{0..L-1}`` and form the intervals
+``I_j = edges s + jL .. s + (j+1)L - 1`` (mod ``n``), ``j = 0..m-1``: consecutive intervals share
+one vertex, the last one wraps round and may overlap ``I_0`` on up to ``L - 1`` edges, every
+edge lies in at most two intervals.  Each interval keeps one *cut edge* ``c_j`` inside it, chosen
+by its own line MTS whose states are the interval's edges (:mod:`~clusteropt.algorithms.ring.mts`):
+a request on edge ``e`` is fed as a unit "hit" on ``e`` to the MTS of every interval containing
+``e`` and the interval's cut moves to the state the MTS returns.  The processes between
+consecutive cuts form a slice; slice ``j`` goes to server ``perm[j]``.
+
+Slices and the wrap overlap.  In absolute positions ``c_j in [s + jL, s + (j+1)L - 1]``.  The
+slice of index ``j`` is ``(B_j, B_{j+1}]`` with ``B_j = c_j`` for ``1 <= j <= m-1``,
+``B_m = max(c_0 + n, c_{m-1})`` and ``B_0 = B_m - n``.  When the cut of ``I_{m-1}`` has crossed
+the cut of ``I_0`` (``c_{m-1} > c_0 + n``, only possible on the overlap), slice ``m-1`` is empty and
+the overlap region ``(c_0, c_{m-1} - n]`` belongs to slice ``m-2``; otherwise the slices are the
+arcs between consecutive cuts.  Every slice lies inside ``(c_j, c_{j+1}]`` for some ``j``, so it has
+at most ``2L - 1`` processes: load ``<= 2L <= (2 + eps) k`` (Lemma 3.1).  A cut moving by ``d``
+moves only the boundaries at that cut, so at most ``d`` processes change server
+(Observation 3.2), and the algorithm migrates exactly those whose slice changed.
+
+``perm`` (slice -> server) is fixed at :meth:`DynamicRing.start`: the assignment maximising the
+overlap with the instance's initial placement (``scipy.optimize.linear_sum_assignment``; identity
+when ``m * l > 4e6``).  The move from the initial placement to the slices, at request index
+``-1``, is the additive constant ``C`` of Theorem 2.1 (at most ``n`` migrations).
+
+Guarantee of what is shipped.  Deterministic part (any MTS): load ``<= 2L - 1 <= (2 + eps) k``
+after every step; communication cost ``<=`` the intervals' hit costs and migrations ``<=`` their
+movement (Observation 3.2; both in :meth:`DynamicRing.costs`).  Competitive ratio: the paper's
+chain gives ``E[ALG] <= c_MTS(L) * O(W*) + C`` and ``W* = O(log n) OPT`` (Lemmas 3.3, 3.6, 3.4),
+i.e. ``E[ALG] <= c_MTS(L) * O(log n) * OPT + C``, where ``c_MTS(L)`` is the competitive ratio of
+the line MTS on ``L`` states in the "pay, then move" order used here (constants and the
+``eps``-dependence of Lemma 3.4 are reconstructed, tag [I]).  With ``mts="wfa"``
+(:class:`~clusteropt.algorithms.ring.mts.WorkFunctionLine`, ``c_MTS <= 2(2L - 1)``) that is
+``O(L log n) = O(k log n)`` with augmentation ``2 + eps``.
+With ``mts="randomized"`` (the default) the MTS is the heuristic
+:class:`~clusteropt.algorithms.ring.mts.SoftWorkFunctionLine`, which has no proven ratio, so
+**no competitive bound is claimed**; the ``O(log^3 n)`` of Theorem 2.1 needs the paper's
+``O(log^2 L)`` black box (HST + entropic mirror descent), which is not implemented.
+
+Examples
+--------
+>>> from clusteropt.instances.ring import RingInstance
+>>> inst = RingInstance(n=12, servers=3, requests=[3, 3, 3, 3, 7, 7, 7, 7])
+>>> algo = DynamicRing(mts="wfa", epsilon=1.0)
+>>> algo.start(inst, np.random.default_rng(0))
+>>> algo.L_, algo.m_, algo.augmentation
+(6, 2, 3.0)
+>>> for t, e in enumerate(inst.requests.tolist()):
+...     algo.state_.now = t
+...     algo.serve(e)
+>>> int(algo.state_.load.max()) <= 2 * algo.L_
+True
+>>> sorted(algo.costs())
+['communication', 'initial', 'interval_hit', 'interval_move', 'moving']
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import math
+from typing import Any
+
+import numpy as np
+
+from clusteropt.algorithms.ring.mts import MTS_CLASSES, LineMTS, make_line_mts
+from clusteropt.algorithms.ring.state import RingAssignment
+
+__all__ = ["CUT_STARTS", "DynamicRing"]
+
+log = logging.getLogger(__name__)
+
+#: Where each interval's cut edge starts (tag [?]; the paper leaves it open, it only changes ``C``).
+CUT_STARTS = ("initial", "center")
+
+#: Largest ``m * l`` overlap matrix solved for the slice -> server assignment.
+_MAX_ASSIGNMENT = 4_000_000
+
+
+class DynamicRing:
+    """Paper 004's dynamic algorithm (Sec. 3): intervals of random shift, a line MTS per cut edge.
+
+    Parameters
+    ----------
+    mts : {"randomized", "wfa"}
+        The line MTS run in each interval: ``"randomized"`` is
+        :class:`~clusteropt.algorithms.ring.mts.SoftWorkFunctionLine` (heuristic, no proven
+        ratio), ``"wfa"`` the deterministic work function algorithm (``2(2L - 1)``-competitive in
+        this setting).  See the module docstring for what that makes of Theorem 2.1.
+    epsilon : float
+        ``eps >= 0``: intervals of ``L = floor((1 + eps/2) k)`` edges (capped at ``n``); the load
+        bound is ``2L <= (2 + eps) k`` (Lemma 3.1).  The paper's ``eps`` (any constant ``> 0``) and
+        its exact use in ``L`` are reconstructed (tag [I]).
+    theta : float, optional
+        Temperature of the randomized MTS (tag [?]); default ``L``.  Not allowed with ``"wfa"``.
+    cut_start : {"initial", "center"}
+        Start state of each interval's MTS (tag [?]; only the additive constant depends on it):
+        ``"initial"`` = the cut edge of the initial assignment inside the interval nearest its
+        centre (the centre if there is none), ``"center"`` = the interval's middle edge.  The
+        randomized MTS starts from ``p_0(x) ~ exp(-|x - start| / theta)``, so its first cut is
+        drawn around that edge rather than placed on it.
+
+    Attributes
+    ----------
+    state_ : RingAssignment
+        Placement and migration log.
+    L_, m_, shift_ : int
+        Interval length (edges), number of intervals, the random shift ``s``.
+    perm_ : int array (m,)
+        Server of each slice index.
+    mts_ : list of LineMTS
+        The interval MTS instances (empty when ``m == 1``: one slice, nothing to decide).
+
+    References
+    ----------
+    Räcke, Schmid, Zabrodin, SPAA 2023, Sec. 3.1 (algorithm), Lemma 3.1 (load), Observation 3.2
+    (cost), Theorem 2.1.
+
+    Examples
+    --------
+    >>> from clusteropt.instances.ring import RingInstance
+    >>> algo = DynamicRing(epsilon=0.5)
+    >>> algo.get_params()
+    {'mts': 'randomized', 'epsilon': 0.5, 'theta': None, 'cut_start': 'initial'}
+    >>> algo.start(RingInstance(n=16, servers=4, requests=[]), 1)
+    >>> algo.L_, algo.m_, algo.intervals()[0][1] - algo.intervals()[0][0] + 1
+    (5, 4, 5)
+    """
+
+    def __init__(self, *, mts: str = "randomized", epsilon: float = 1.0, theta: float | None = None,
+                 cut_start: str = "initial"):
+        self.mts = mts
+        self.epsilon = epsilon
+        self.theta = theta
+        self.cut_start = cut_start
+
+    # -- the RingAlgorithm interface ----------------------------------------------------------
+    @property
+    def name(self) -> str:
+        """``dynamic`` or ``dynamic-wfa`` (the policy names of :mod:`clusteropt.online.ring`)."""
+        return "dynamic-wfa" if self.mts == "wfa" else "dynamic"
+
+    @property
+    def augmentation(self) -> float:
+        """``2 + eps``: the load bound ``2L <= (2 + eps) k`` of Lemma 3.1."""
+        return 2.0 + float(self.epsilon)
+
+    def get_params(self) -> dict[str, Any]:
+        """Every parameter as a JSON scalar."""
+        return {"mts": self.mts, "epsilon": float(self.epsilon),
+                "theta": None if self.theta is None else float(self.theta), "cut_start": self.cut_start}
+
+    def _validate(self) -> float:
+        if self.mts not in MTS_CLASSES:
+            raise ValueError(f"mts = {self.mts!r}; expected one of {', '.join(sorted(MTS_CLASSES))}")
+        try:
+            eps = float(self.epsilon)
+        except (TypeError, ValueError):
+            raise ValueError(f"epsilon = {self.epsilon!r}; expected a number >= 0") from None
+        if isinstance(self.epsilon, bool) or not math.isfinite(eps) or eps < 0:
+            raise ValueError(f"epsilon = {self.epsilon!r}; expected a finite number >= 0")
+        if self.cut_start not in CUT_STARTS:
+            raise ValueError(f"cut_start = {self.cut_start!r}; expected one of {', '.join(CUT_STARTS)}")
+        return eps
+
+    def start(self, instance, rng: np.random.Generator | int | None = None) -> None:
+        """Draw the shift, build the intervals and their MTS, migrate to the slices (index -1)."""
+        eps = self._validate()
+        rng = np.random.default_rng(rng)
+        n, servers, k = int(instance.n), int(instance.servers), int(instance.k)
+        initial = np.asarray(instance.initial, dtype=np.int64)
+        self.n_ = n
+        L = min(n, max(1, math.floor((1.0 + eps / 2.0) * k + 1e-9)))
+        m = -(-n // L)
+        self.L_, self.m_ = L, m
+        self.shift_ = s = int(rng.integers(L))
+        self.state_ = RingAssignment(initial, servers)
+        self.state_.now = -1
+        self._comm = 0
+        self._moving = 0
+        self._next = [*range(1, n), 0]
+        self._cover: list[tuple] = [()] * n
+        self.mts_: list[LineMTS] = []
+        starts = [s + j * L for j in range(m)]
+        self._starts = starts
+        if m == 1:
+            # one interval holding the whole ring: one slice, the cut position changes nothing.
+            self._cuts = [s]
+            self._B = [s - n, s]
+            owner = np.zeros(n, dtype=np.int64)
+        else:
+            x0 = self._start_states(initial, starts, L)
+            for j in range(m):
+                mts = make_line_mts(self.mts, theta=self.theta)
+                mts.reset(L, x0[j], rng)
+                self.mts_.append(mts)
+            cuts = [starts[j] + self.mts_[j].position_ for j in range(m)]
+            self._cuts = cuts
+            cover: list[list] = [[] for _ in range(n)]
+            for j in range(m):
+                mts = self.mts_[j]
+                base = starts[j]
+                for x in range(L):
+                    cover[(base + x) % n].append((mts, j, x))
+            self._cover = [tuple(c) for c in cover]
+            B = [0] * (m + 1)
+            for j in range(1, m):
+                B[j] = cuts[j]
+            B[m] = max(cuts[0] + n, cuts[m - 1])
+            B[0] = B[m] - n
+            self._B = B
+            pos = B[0] + 1 + np.arange(n, dtype=np.int64)
+            owner = np.searchsorted(np.asarray(B, dtype=np.int64), pos, side="left") - 1
+            owner = owner[np.argsort(pos % n)]
+        self.perm_ = self._slice_servers(owner, initial, m, servers)
+        self._perm = self.perm_.tolist()
+        self._initial = self.state_.assign(np.arange(n), self.perm_[owner])
+        log.debug("dynamic ring: n=%d l=%d k=%d L=%d m=%d shift=%d mts=%s, %d initial migrations",
+                  n, servers, k, L, m, s, self.mts, self._initial)
+
+    def serve(self, e: int) -> None:
+        """Serve a request on edge ``e``: count it, feed it to its intervals' MTS, move cuts."""
+        so = self.state_.server_of
+        if so[e] != so[self._next[e]]:
+            self._comm += 1
+        for mts, j, x in self._cover[e]:
+            old = mts.position_
+            new = mts.serve(x)
+            if new != old:
+                self._move_cut(j, new - old)
+
+    def costs(self) -> dict[str, float]:
+        """``communication``, ``moving`` (migrations by cut moves), ``initial`` (at index -1), and
+        the interval costs ``interval_hit`` / ``interval_move`` that bound the first two (Obs. 3.2).
+        """
+        return {
+            "communication": float(self._comm),
+            "moving": float(self._moving),
+            "initial": float(self._initial),
+            "interval_hit": float(sum(m.hit_cost_ for m in self.mts_)),
+            "interval_move": float(sum(m.move_cost_ for m in self.mts_)),
+        }
+
+    # -- inspection ---------------------------------------------------------------------------
+    def intervals(self) -> list[tuple[int, int]]:
+        """``(first, last)`` absolute edge positions of each interval (take them mod ``n``)."""
+        return [(a, a + self.L_ - 1) for a in self._starts]
+
+    def cut_edges(self) -> list[int]:
+        """The cut edge of each interval, as absolute positions inside :meth:`intervals`."""
+        return list(self._cuts)
+
+    def slices(self) -> list[tuple[int, int]]:
+        """``(lo, hi)``: slice ``j`` holds the processes ``lo + 1 .. hi`` (mod ``n``); empty if ``hi <= lo``."""
+        B = self._B
+        return [(B[j], B[j + 1]) for j in range(len(B) - 1)]
+
+    # -- internals ----------------------------------------------------------------------------
+    def _start_states(self, initial: np.ndarray, starts: list[int], L: int) -> list[int]:
+        centre = (L - 1) // 2
+        if self.cut_start == "center":
+            return [centre] * len(starts)
+        n = self.n_
+        is_cut = initial != np.roll(initial, -1)
+        out = []
+        xs = np.arange(L)
+        order = np.argsort(np.abs(xs - centre), kind="stable")  # nearest the centre, left first
+        for a in starts:
+            hits = is_cut[(a + xs[order]) % n]
+            out.append(int(order[np.argmax(hits)]) if hits.any() else centre)
+        return out
+
+    @staticmethod
+    def _slice_servers(owner: np.ndarray, initial: np.ndarray, m: int, servers: int) -> np.ndarray:
+        """Slice index -> server, maximising the processes that stay where they are."""
+        if m * servers > _MAX_ASSIGNMENT:
+            return np.arange(m, dtype=np.int64)
+        from scipy.optimize import linear_sum_assignment
+
+        overlap = np.bincount(owner * servers + initial, minlength=m * servers).reshape(m, servers)
+        rows, cols = linear_sum_assignment(overlap, maximize=True)
+        perm = np.empty(m, dtype=np.int64)
+        perm[rows] = cols
+        return perm
+
+    def _move_cut(self, j: int, d: int) -> None:
+        """Cut ``j`` moved by ``d``: update the slice boundaries, migrate the processes that changed slice."""
+        cuts, B, n, m = self._cuts, self._B, self.n_, self.m_
+        old = cuts[j]
+        new = old + d
+        cuts[j] = new
+        lo, hi = (old, new) if d > 0 else (new, old)
+        arcs = []
+        if j != 0:
+            B[j] = new
+            arcs.append((lo, hi))
+        if j == 0 or j == m - 1:
+            old_m = B[m]
+            B[m] = max(cuts[0] + n, cuts[m - 1])
+            B[0] = B[m] - n
+            if B[m] != old_m:
+                arcs.append((min(old_m, B[m]), max(old_m, B[m])))
+        base = B[0]
+        perm = self._perm
+        assign_one = self.state_.assign_one
+        for a, b in arcs:
+            for v in range(a + 1, b + 1):
+                vv = base + 1 + (v - base - 1) % n
+                owner = bisect.bisect_left(B, vv) - 1
+                if assign_one(v % n, perm[owner]):
+                    self._moving += 1
