@@ -363,20 +363,97 @@ def generate_broker_cmd(preset, jobs, horizon, prices_path, transfer_path, seed,
                f"{inst.n_resources} resources ({', '.join(inst.resources)}) -> {out_path}")
 
 
+#: ``generate ring`` patterns (clusteropt.instances.ring.PATTERNS and the adaptive one) and the options each uses.
+_RING_PATTERN_OPTIONS: dict[str, tuple[str, ...]] = {
+    "uniform": (),
+    "hotspot": ("width", "hot"),
+    "moving-hotspot": ("width", "hot", "step"),
+    "zipf": ("zipf",),
+    "phases": ("width", "hot", "phase"),
+    "hit-the-cut": ("against", "epsilon"),
+}
+
+
+@generate_group.command("ring")
+@click.option("--n", "n", type=int, required=True, help="Processes on the ring.")
+@click.option("--servers", type=int, required=True, help="Servers l (a divisor of n; capacity k = n / l).")
+@click.option("--requests", type=int, required=True, help="Length T of the request sequence.")
+@click.option("--pattern", type=click.Choice(list(_RING_PATTERN_OPTIONS)), default="uniform", show_default=True,
+              help="How requests are drawn; hit-the-cut requests, at every step, a cut edge of a deterministic "
+                   "run of --against (the adversary of the deterministic lower bound).")
+@click.option("--against", default=None, metavar="POLICY",
+              help="hit-the-cut: the ring policy the sequence is built against (default dynamic-wfa), run "
+                   "with --seed.")
+@click.option("--epsilon", type=float, default=None, help="hit-the-cut: the --against policy's epsilon.")
+@click.option("--width", type=int, default=None,
+              help="hotspot, moving-hotspot, phases: edges of the hot arc (default k).")
+@click.option("--hot", type=float, default=None, help="hotspot, moving-hotspot, phases: P[request in the hot arc] "
+                                                      "(default 0.9).")
+@click.option("--step", type=int, default=None, help="moving-hotspot: requests per one-edge move (default k).")
+@click.option("--phase", type=int, default=None, help="phases: requests per phase (default 10 n).")
+@click.option("--zipf", type=float, default=None, help="zipf: exponent (default 1.2).")
+@click.option("--alpha", type=float, default=1.0, show_default=True, help="Migration cost per process moved.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="The generator's seed (hit-the-cut: the seed of the --against run).")
+@click.option("-o", "--output", "out_path", required=True,
+              help="Instance file to write (JSON; more than 10000 requests go to a .npy beside it).")
+def generate_ring_cmd(n, servers, requests, pattern, against, epsilon, width, hot, step, phase, zipf, alpha, seed,
+                      out_path) -> None:
+    """A paper 004 instance (online balanced partitioning of ring demands)."""
+    from clusteropt.instances.ring import RingInstance, random_ring
+
+    given = {"against": against, "epsilon": epsilon, "width": width, "hot": hot, "step": step, "phase": phase,
+             "zipf": zipf}
+    for name, value in given.items():
+        if value is not None and name not in _RING_PATTERN_OPTIONS[pattern]:
+            users = [p for p, opts in _RING_PATTERN_OPTIONS.items() if name in opts]
+            raise BadInput(f"--{name} is for --pattern {' / '.join(users)}, not {pattern}")
+    try:
+        if pattern == "hit-the-cut":
+            from clusteropt.online.ring import POLICIES, hit_the_cut
+
+            against = "dynamic-wfa" if against is None else against
+            if against not in POLICIES:
+                raise BadInput(f"--against {against!r}; expected a ring policy: {', '.join(POLICIES)}")
+            if requests < 0:
+                raise InstanceError("requests", requests, ">= 0")
+            base = RingInstance(n=n, servers=servers, requests=[], alpha=alpha,
+                                name=f"ring-hit-the-cut-{against}-n{n}-l{servers}-T{requests}")
+            params = {} if epsilon is None else {"epsilon": epsilon}
+            inst = hit_the_cut(base, requests, against=against, seed=seed, **params)
+        else:
+            options = {k: v for k, v in given.items() if v is not None}
+            inst = random_ring(n, servers, requests, pattern, seed=seed, alpha=alpha, **options)
+    except ModuleNotFoundError as exc:
+        raise BadInput(f"--against {against!r} is not available here ({exc})") from None
+    except (InstanceError, ValueError) as exc:
+        raise BadInput(str(exc)) from None
+    _write_instance(inst, out_path)
+    where = " (requests in a .npy beside it)" if inst.n_requests > _ring_inline() else ""
+    click.echo(f"{inst.name}: {inst.n} processes, {inst.servers} servers (k = {inst.k}), {inst.n_requests} "
+               f"requests, alpha {inst.alpha:g} -> {out_path}{where}")
+
+
+def _ring_inline() -> int:
+    from clusteropt.instances.ring import INLINE_REQUESTS
+
+    return INLINE_REQUESTS
+
+
 @cli.command("run")
 @click.argument("instance", type=str)
 @click.option("--policy", default=None,
               help="Coflow ordering: primal-dual (default), lp-order, sincronia, sebf, fifo, smallest-first, "
                    "largest-first.  Realtime: sqrt-greedy (default), max-weight, weight-greedy, random.  "
                    "GADGET: gadget (default), fifo, drf, las.  mlBroker: mlbroker (default), local, central, "
-                   "oasis.")
+                   "oasis.  Ring: dynamic (default), dynamic-wfa, static, never, static-best, greedy.")
 @click.option("--schedule", "scheduler", type=click.Choice(["paper", "greedy"]), default="greedy",
               show_default=True, help="Coflow scheduler: the paper's moved blocks, or the priority greedy.")
 @click.option("--lower-bound", is_flag=True, help="Coflow: also compute the LP lower bound (row generation).")
 @click.option("--kappa", type=float, default=0.5, show_default=True, help="Coflow: primal-dual threshold.")
 @click.option("--frames", type=int, default=10_000, show_default=True, help="Realtime: frames to simulate.")
 @click.option("--seed", type=int, default=0, show_default=True,
-              help="Realtime, GADGET lp-rs-mde: random seed of the run.")
+              help="Realtime, GADGET lp-rs-mde, ring: random seed of the run.")
 @click.option("--requirement", type=str, default=None, metavar="R1,R2,...",
               help="Realtime: requirement r (default: the instance's).")
 @click.option("--slot-solver", type=click.Choice(["greedy", "exact", "lp-rs-mde"]), default="greedy",
@@ -384,7 +461,8 @@ def generate_broker_cmd(preset, jobs, horizon, prices_path, transfer_path, seed,
               "lp-rs-mde: Alg. 2, LP ring selection and randomized embedding).")
 @click.option("--time-limit", type=float, default=None, help="GADGET exact: seconds per slot.")
 @click.option("--epsilon", type=float, default=None,
-              help="mlBroker: epsilon of the regularized problem (10) (default 0.1).")
+              help="mlBroker: epsilon of the regularized problem (10) (default 0.1).  Ring (dynamic, "
+                   "dynamic-wfa, static, greedy): the algorithm's epsilon (default: the algorithm's own).")
 @click.option("--price-form", type=click.Choice(["tight", "bigm"]), default="tight", show_default=True,
               help="mlBroker: price rows of (10): the convex hull of Eq. (7), or the paper's big-M rows "
                    "(8c)-(8e).")
@@ -394,7 +472,8 @@ def run_cmd(instance, policy, scheduler, lower_bound, kappa, frames, seed, requi
     """Run a policy on an instance; its output is verified.
 
     Coflow (and concurrent-open-shop) instances: order and schedule.  Realtime instances (paper 002):
-    simulate ``--frames`` frames and report each application's completion rate.
+    simulate ``--frames`` frames and report each application's completion rate.  Ring instances
+    (paper 004): serve every request, migrate, and report communication, migration and load.
     """
     inst = _load(instance)
     if inst.kind == "concurrent-open-shop":
@@ -408,9 +487,37 @@ def run_cmd(instance, policy, scheduler, lower_bound, kappa, frames, seed, requi
         _run_gadget(inst, policy or "gadget", slot_solver, time_limit, seed, json_path)
     elif inst.kind == "broker":
         _run_broker(inst, policy or "mlbroker", epsilon, price_form, seed, json_path)
+    elif inst.kind == "ring":
+        _run_ring(inst, policy or "dynamic", epsilon, seed, json_path)
     else:
         raise BadInput(f"{instance}: instances of kind {inst.kind!r} have no runner; `run` takes coflow, "
-                       "concurrent-open-shop, realtime, gadget and broker instances")
+                       "concurrent-open-shop, realtime, gadget, broker and ring instances")
+
+
+def _run_ring(inst, policy, epsilon, seed, json_path) -> None:
+    from clusteropt.online.ring import POLICIES, make_policy, run_ring
+    from clusteropt.verify.ring import check_ring_run
+
+    if policy not in POLICIES:
+        raise BadInput(f"--policy {policy!r}; ring instances take {', '.join(POLICIES)}")
+    try:
+        built = make_policy(policy, **({} if epsilon is None else {"epsilon": epsilon}))
+        run = run_ring(built, inst, seed=seed)
+    except ModuleNotFoundError as exc:
+        raise BadInput(f"ring policy {policy!r} is not available here ({exc})") from None
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
+    check = check_ring_run(inst, run)
+    row = {"policy": policy, "requests": inst.n_requests, "migrations": int(run.migrations.shape[0]),
+           "communication": check.communication_cost, "migration cost": check.migration_cost,
+           "total": check.value, "max load": check.max_load, "c*k": check.capacity,
+           "verified": check.feasible, "seconds": round(run.seconds, 3)}
+    click.echo(f"ring: n = {inst.n}, {inst.servers} servers (k = {inst.k}), alpha {inst.alpha:g}, seed {seed}")
+    click.echo(_table([row], list(row)))
+    if json_path is not None:
+        _write_json(json_path, run.to_dict(check))
+    if not check.feasible:
+        raise SolverFailure(f"the run failed verification: {'; '.join(str(v) for v in check.violations[:3])}")
 
 
 def _run_broker(inst, policy, epsilon, price_form, seed, json_path) -> None:
