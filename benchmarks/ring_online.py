@@ -1,0 +1,118 @@
+"""Ring partitioning (paper 004): speed of every online policy, and how it grows with n.
+
+(a) The issue's bar: 10^6 uniform requests at n = 1024, l = 16 (k = 64) for each online policy,
+    on one core, under 60 s.  Recorded per policy: the wall time of ``run_ring`` (driver and
+    batching included; requests are served in batches of ``DEFAULT_BATCH``), the verifier's time
+    (``check_ring_run`` replays every migration; it is not part of the bar), the realised max load
+    / k, and the verified cost per request.
+(b) Growth: per-request time at n = 64 .. 16384 (k = 64, so l = n / 64) with the same number of
+    uniform requests at every n, and the fitted exponent ``b`` of ``time ~ n^b`` (polylogarithmic
+    growth shows as ``b`` near 0, with a slowly rising time; the bar is "at most
+    polylogarithmically in n").
+The instance generation and the file round trip (JSON + ``.npy``) of the 10^6 requests are timed
+too.
+
+Run ``python -m benchmarks.ring_online`` (writes ``benchmarks/results/``) or ``--quick``.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks._report import header, output_dir, parser, write_results
+from clusteropt.instances import load_instance, random_ring
+from clusteropt.online.ring import DEFAULT_BATCH, run_ring
+from clusteropt.verify import check_ring_run
+
+NAME = "ring_online"
+POLICIES = ("dynamic", "dynamic-wfa", "static", "greedy", "never", "static-best")
+FULL = {"n": 1024, "servers": 16, "requests": 1_000_000, "growth_n": [64, 256, 1024, 4096, 16384],
+        "growth_k": 64, "growth_requests": 200_000, "seed": 0}
+QUICK = {"n": 256, "servers": 4, "requests": 20_000, "growth_n": [64, 256], "growth_k": 64,
+         "growth_requests": 5_000, "seed": 0}
+BAR_SECONDS = 60.0
+
+
+def _one(policy: str, inst, seed: int) -> dict:
+    start = time.perf_counter()
+    run = run_ring(policy, inst, seed=seed)
+    wall = time.perf_counter() - start
+    start = time.perf_counter()
+    check = check_ring_run(inst, run)
+    verify = time.perf_counter() - start
+    check.raise_if_infeasible()
+    return {"wall_s": wall, "per_request_us": 1e6 * wall / max(1, inst.n_requests), "verify_s": verify,
+            "max_load_over_k": check.max_load_ratio, "augmentation": run.augmentation,
+            "cost_per_request": check.value / max(1, inst.n_requests),
+            "communication": check.communication_cost, "migration": check.migration_cost}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser(NAME, __doc__, "small sizes, print only").parse_args(argv)
+    cfg = QUICK if args.quick else FULL
+    report = header(NAME, ("numpy", "scipy"))
+    report.update(config=cfg, batch=DEFAULT_BATCH, bar_seconds=BAR_SECONDS)
+    start = time.perf_counter()
+    inst = random_ring(cfg["n"], cfg["servers"], cfg["requests"], "uniform", seed=cfg["seed"])
+    gen_s = time.perf_counter() - start
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "ring.json"
+        start = time.perf_counter()
+        inst.to_json(path)
+        save_s = time.perf_counter() - start
+        start = time.perf_counter()
+        back = load_instance(path)
+        load_s = time.perf_counter() - start
+        assert back == inst
+    report["files"] = {"generate_s": gen_s, "save_s": save_s, "load_s": load_s}
+    speed = {}
+    for policy in POLICIES:
+        speed[policy] = _one(policy, inst, cfg["seed"])
+        print(f"{policy}: {speed[policy]['wall_s']:.1f} s", flush=True)
+    report["speed"] = speed
+    growth: dict[str, dict] = {p: {} for p in POLICIES}
+    for n in cfg["growth_n"]:
+        g_inst = random_ring(n, n // cfg["growth_k"], cfg["growth_requests"], "uniform", seed=cfg["seed"])
+        for policy in POLICIES:
+            growth[policy][str(n)] = _one(policy, g_inst, cfg["seed"])["per_request_us"]
+        print(f"growth n = {n} done", flush=True)
+    ns = np.asarray(cfg["growth_n"], dtype=float)
+    exponents = {}
+    for policy in POLICIES:
+        t = np.asarray([growth[policy][str(int(n))] for n in ns])
+        exponents[policy] = float(np.polyfit(np.log(ns), np.log(t), 1)[0]) if len(ns) > 1 else None
+    report["growth_us_per_request"] = growth
+    report["growth_exponent"] = exponents
+    lines = [f"# {NAME}", "", f"Machine: {report['machine']['platform']}, {report['machine']['cpu_count']} cores; "
+             f"created {report['created']}.", "",
+             f"## (a) {cfg['requests']:,} uniform requests, n = {cfg['n']}, l = {cfg['servers']} "
+             f"(bar {BAR_SECONDS:.0f} s per policy)", "",
+             f"Instance: generated in {gen_s:.2f} s, saved (JSON + .npy) in {save_s:.2f} s, "
+             f"loaded in {load_s:.2f} s.",
+             "", "| policy | run (s) | us / request | verify (s) | max load / k | promised c | cost / request |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for p, r in speed.items():
+        lines.append(f"| {p} | {r['wall_s']:.2f} | {r['per_request_us']:.1f} | {r['verify_s']:.2f} | "
+                     f"{r['max_load_over_k']:.3f} | {r['augmentation']:.3g} | {r['cost_per_request']:.4f} |")
+    lines += ["", f"## (b) us per request vs n (k = {cfg['growth_k']}, "
+              f"{cfg['growth_requests']:,} uniform requests)",
+              "", "| policy | " + " | ".join(f"n = {n}" for n in cfg["growth_n"]) + " | exponent b (time ~ n^b) |",
+              "|---|" + "---:|" * (len(cfg["growth_n"]) + 1)]
+    for p in POLICIES:
+        b = exponents[p]
+        lines.append(f"| {p} | " + " | ".join(f"{growth[p][str(n)]:.1f}" for n in cfg["growth_n"])
+                     + f" | {'' if b is None else f'{b:.3f}'} |")
+    lines.append("")
+    write_results(NAME, report, "\n".join(lines) + "\n", output_dir(args))
+    over = [p for p, r in speed.items() if not args.quick and r["wall_s"] > BAR_SECONDS]
+    if over:
+        print(f"over the {BAR_SECONDS:.0f} s bar: {', '.join(over)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
