@@ -446,7 +446,8 @@ def _ring_inline() -> int:
               help="Coflow ordering: primal-dual (default), lp-order, sincronia, sebf, fifo, smallest-first, "
                    "largest-first.  Realtime: sqrt-greedy (default), max-weight, weight-greedy, random.  "
                    "GADGET: gadget (default), fifo, drf, las.  mlBroker: mlbroker (default), local, central, "
-                   "oasis.  Ring: dynamic (default), dynamic-wfa, static, never, static-best, greedy.")
+                   "oasis.  Ring: dynamic (default), dynamic-soft, dynamic-wfa, static, never, static-best, "
+                   "greedy.")
 @click.option("--schedule", "scheduler", type=click.Choice(["paper", "greedy"]), default="greedy",
               show_default=True, help="Coflow scheduler: the paper's moved blocks, or the priority greedy.")
 @click.option("--lower-bound", is_flag=True, help="Coflow: also compute the LP lower bound (row generation).")
@@ -462,7 +463,8 @@ def _ring_inline() -> int:
 @click.option("--time-limit", type=float, default=None, help="GADGET exact: seconds per slot.")
 @click.option("--epsilon", type=float, default=None,
               help="mlBroker: epsilon of the regularized problem (10) (default 0.1).  Ring (dynamic, "
-                   "dynamic-wfa, static, greedy): the algorithm's epsilon (default: the algorithm's own).")
+                   "dynamic-soft, dynamic-wfa, static, greedy): the algorithm's epsilon (default: the "
+                   "algorithm's own).")
 @click.option("--price-form", type=click.Choice(["tight", "bigm"]), default="tight", show_default=True,
               help="mlBroker: price rows of (10): the convex hull of Eq. (7), or the paper's big-M rows "
                    "(8c)-(8e).")

@@ -11,7 +11,9 @@ request; index ``-1`` means before the first request).  The environment keeps th
 Policies (:data:`POLICIES`; ``make_policy(name, **params)``):
 
 ``dynamic``      Sec. 3: random-shift intervals of about ``(1 + eps/2) k`` processes, one cut edge
-                 each, driven by a randomized line MTS; slices to servers; load <= (2 + eps) k.
+                 each, driven by the paper's randomized line MTS (random HST + entropic mirror
+                 descent); slices to servers; load <= (2 + eps) k.
+``dynamic-soft`` the same with the soft work-function heuristic MTS (ours; no proved ratio).
 ``dynamic-wfa``  the same with the deterministic work-function line MTS (baseline).
 ``static``       Sec. 4: slicing with growing intervals (hitting game, smooth-min), colour
                  clusters with hysteresis, rebalancing above (1 + eps') k + s_max.
@@ -56,7 +58,8 @@ DEFAULT_BATCH = 65_536
 
 #: Policy name -> (module, class, fixed keyword arguments).  Imported on first use.
 POLICIES: dict[str, tuple[str, str, dict[str, Any]]] = {
-    "dynamic": ("clusteropt.algorithms.ring.dynamic", "DynamicRing", {"mts": "randomized"}),
+    "dynamic": ("clusteropt.algorithms.ring.dynamic", "DynamicRing", {"mts": "hst"}),
+    "dynamic-soft": ("clusteropt.algorithms.ring.dynamic", "DynamicRing", {"mts": "soft"}),
     "dynamic-wfa": ("clusteropt.algorithms.ring.dynamic", "DynamicRing", {"mts": "wfa"}),
     "static": ("clusteropt.algorithms.ring.static", "StaticRing", {}),
     "never": ("clusteropt.algorithms.ring.baselines", "NeverMigrate", {}),
@@ -217,7 +220,7 @@ def make_policy(name: str, **params) -> RingPolicy:
     >>> make_policy("nope")
     Traceback (most recent call last):
     ...
-    ValueError: unknown ring policy 'nope'; registered: dynamic, dynamic-wfa, greedy, never, static, static-best
+    ValueError: unknown ring policy 'nope'; registered: dynamic, dynamic-soft, dynamic-wfa, greedy, never, ...
     """
     module, cls, fixed = lookup(POLICIES, name, "ring policy")
     algo_cls = getattr(importlib.import_module(module), cls)

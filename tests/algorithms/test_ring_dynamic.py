@@ -235,12 +235,12 @@ def _replay_loads(inst, run):
     return worst
 
 
-@pytest.mark.parametrize("mts", ["randomized", "wfa"])
+@pytest.mark.parametrize("mts", ["soft", "wfa"])
 @pytest.mark.parametrize("pattern", ["uniform", "hotspot", "moving-hotspot"])
 def test_dynamic_run_is_feasible_and_costs_match(mts, pattern):
     inst = random_ring(48, 6, 3000, pattern, seed=2)
     eps = 0.5
-    run = run_ring("dynamic" if mts == "randomized" else "dynamic-wfa", inst, seed=4, batch=700, epsilon=eps)
+    run = run_ring("dynamic-soft" if mts == "soft" else "dynamic-wfa", inst, seed=4, batch=700, epsilon=eps)
     chk = check_ring_run(inst, run)
     assert chk.feasible, chk.violations[:3]
     assert run.augmentation == 2 + eps
@@ -252,7 +252,7 @@ def test_dynamic_run_is_feasible_and_costs_match(mts, pattern):
     assert c["initial"] <= inst.n
 
 
-@pytest.mark.parametrize("mts", ["randomized", "wfa"])
+@pytest.mark.parametrize("mts", ["soft", "wfa"])
 def test_dynamic_structure_invariants_every_step(mts):
     inst = random_ring(40, 5, 1500, "moving-hotspot", seed=3, step=20)
     for seed in range(3):
@@ -264,14 +264,14 @@ def test_wrap_overlap_crossing_is_handled():
     seen = 0
     for seed in range(12):
         rng = np.random.default_rng(seed)
-        algo = DynamicRing(mts="randomized", epsilon=1.6, cut_start="center")
+        algo = DynamicRing(mts="soft", epsilon=1.6, cut_start="center")
         algo.start(RingInstance(n=20, servers=4, requests=[]), np.random.default_rng(seed))
         s = algo.shift_
         overlap = (s + np.arange(7)) % 20
         req = np.where(rng.random(800) < 0.8, rng.choice(overlap, 800), rng.integers(0, 20, 800))
         inst = RingInstance(n=20, servers=4, requests=req)
         assert (algo.L_, algo.m_) == (9, 3)
-        seen += _step_through(DynamicRing(mts="randomized", epsilon=1.6, cut_start="center"), inst, rng=seed)
+        seen += _step_through(DynamicRing(mts="soft", epsilon=1.6, cut_start="center"), inst, rng=seed)
     assert seen > 0
 
 
@@ -313,9 +313,9 @@ SMALL = [(2, 2, 1.0), (3, 3, 0.0), (4, 2, 0.0), (6, 2, 3.0), (10, 5, 2.0)]
 def test_small_rings(n, servers, eps):
     rng = np.random.default_rng(n)
     inst = RingInstance(n=n, servers=servers, requests=rng.integers(0, n, 300))
-    for mts in ("randomized", "wfa"):
+    for mts in ("soft", "wfa"):
         _step_through(DynamicRing(mts=mts, epsilon=eps), inst, rng=1)
-        run = run_ring("dynamic" if mts == "randomized" else "dynamic-wfa", inst, seed=1, epsilon=eps)
+        run = run_ring("dynamic-soft" if mts == "soft" else "dynamic-wfa", inst, seed=1, epsilon=eps)
         assert check_ring_run(inst, run).feasible
 
 
@@ -349,7 +349,7 @@ def test_parameters():
     assert algo.name == "dynamic-wfa" and algo.augmentation == 2.25
     assert algo.get_params() == {"mts": "wfa", "epsilon": 0.25, "theta": None, "cut_start": "initial"}
     inst = random_ring(8, 2, 5, seed=0)
-    for bad, match in [({"mts": "hst"}, "mts"), ({"epsilon": -1.0}, "epsilon"), ({"cut_start": "x"}, "cut_start"),
+    for bad, match in [({"mts": "nope"}, "mts"), ({"epsilon": -1.0}, "epsilon"), ({"cut_start": "x"}, "cut_start"),
                        ({"mts": "wfa", "theta": 3.0}, "theta")]:
         with pytest.raises(ValueError, match=match):
             DynamicRing(**bad).start(inst, 0)

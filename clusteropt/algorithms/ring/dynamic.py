@@ -34,10 +34,13 @@ the line MTS on ``L`` states in the "pay, then move" order used here (constants 
 ``eps``-dependence of Lemma 3.4 are reconstructed, tag [I]).  With ``mts="wfa"``
 (:class:`~clusteropt.algorithms.ring.mts.WorkFunctionLine`, ``c_MTS <= 2(2L - 1)``) that is
 ``O(L log n) = O(k log n)`` with augmentation ``2 + eps``.
-With ``mts="randomized"`` (the default) the MTS is the heuristic
-:class:`~clusteropt.algorithms.ring.mts.SoftWorkFunctionLine`, which has no proven ratio, so
-**no competitive bound is claimed**; the ``O(log^3 n)`` of Theorem 2.1 needs the paper's
-``O(log^2 L)`` black box (HST + entropic mirror descent), which is not implemented.
+With ``mts="hst"`` (the default: the paper's black box,
+:class:`~clusteropt.algorithms.ring.mts_hst.EntropicHSTLine`, ``c_MTS = O(log^2 L)`` in expectation
+under the assumptions stated there) the chain gives the ``O(log^3 n)`` of Theorem 2.1 with
+augmentation ``2 + eps``.  With ``mts="soft"`` the MTS is the heuristic
+:class:`~clusteropt.algorithms.ring.mts.SoftWorkFunctionLine`, which has no proven ratio, so no
+competitive bound is claimed for it; it is kept because it migrates much less on random demand
+(``benchmarks/results/experiments/ring-*``).
 
 Examples
 --------
@@ -84,8 +87,9 @@ class DynamicRing:
 
     Parameters
     ----------
-    mts : {"randomized", "wfa"}
-        The line MTS run in each interval: ``"randomized"`` is
+    mts : {"hst", "soft", "wfa"}
+        The line MTS run in each interval: ``"hst"`` the paper's randomized black box (random
+        2-HST + entropic mirror descent), ``"soft"``
         :class:`~clusteropt.algorithms.ring.mts.SoftWorkFunctionLine` (heuristic, no proven
         ratio), ``"wfa"`` the deterministic work function algorithm (``2(2L - 1)``-competitive in
         this setting).  See the module docstring for what that makes of Theorem 2.1.
@@ -94,12 +98,12 @@ class DynamicRing:
         bound is ``2L <= (2 + eps) k`` (Lemma 3.1).  The paper's ``eps`` (any constant ``> 0``) and
         its exact use in ``L`` are reconstructed (tag [I]).
     theta : float, optional
-        Temperature of the randomized MTS (tag [?]); default ``L``.  Not allowed with ``"wfa"``.
+        Temperature of the soft MTS (tag [?]); default ``L``.  Only with ``"soft"``.
     cut_start : {"initial", "center"}
         Start state of each interval's MTS (tag [?]; only the additive constant depends on it):
         ``"initial"`` = the cut edge of the initial assignment inside the interval nearest its
         centre (the centre if there is none), ``"center"`` = the interval's middle edge.  The
-        randomized MTS starts from ``p_0(x) ~ exp(-|x - start| / theta)``, so its first cut is
+        soft MTS starts from ``p_0(x) ~ exp(-|x - start| / theta)``, so its first cut is
         drawn around that edge rather than placed on it.
 
     Attributes
@@ -123,13 +127,13 @@ class DynamicRing:
     >>> from clusteropt.instances.ring import RingInstance
     >>> algo = DynamicRing(epsilon=0.5)
     >>> algo.get_params()
-    {'mts': 'randomized', 'epsilon': 0.5, 'theta': None, 'cut_start': 'initial'}
+    {'mts': 'hst', 'epsilon': 0.5, 'theta': None, 'cut_start': 'initial'}
     >>> algo.start(RingInstance(n=16, servers=4, requests=[]), 1)
     >>> algo.L_, algo.m_, algo.intervals()[0][1] - algo.intervals()[0][0] + 1
     (5, 4, 5)
     """
 
-    def __init__(self, *, mts: str = "randomized", epsilon: float = 1.0, theta: float | None = None,
+    def __init__(self, *, mts: str = "hst", epsilon: float = 1.0, theta: float | None = None,
                  cut_start: str = "initial"):
         self.mts = mts
         self.epsilon = epsilon

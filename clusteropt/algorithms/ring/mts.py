@@ -23,10 +23,11 @@ the counters ``hit_cost_``, ``move_cost_``, ``cost_``):
 :class:`SoftWorkFunctionLine`
     The randomized *heuristic* of notes A4.3: distribution ``p(x) ~ exp(-w(x) / theta)`` rounded
     online by the CDF coupling (one uniform ``U`` per instance; position = smallest ``j`` with
-    ``CDF(j) >= U``).  **No competitive guarantee** (failure mode in its docstring).  The faithful
-    randomized black box of the paper (random 2-HST of the line + entropic mirror descent,
-    Bubeck-Cohen-Lee-Lee SODA'19 / Coester-Lee, ``O(log^2 N)``) is *not* implemented: its
-    multi-level dynamics are not in the recovered notes (tag [?]).
+    ``CDF(j) >= U``).  **No competitive guarantee** (failure mode in its docstring).
+:class:`~clusteropt.algorithms.ring.mts_hst.EntropicHSTLine` (module ``mts_hst``)
+    The randomized black box the paper uses: a random 2-HST of the line and Coester-Lee's
+    entropic mirror descent on it, rounded by the same CDF coupling; ``O(log^2 N)``-competitive
+    in expectation (see its docstring for the assumptions).
 
 References
 ----------
@@ -211,7 +212,7 @@ class SoftWorkFunctionLine(LineMTS):
     ([1, 2, 1, 2], 1)
     """
 
-    name = "soft-wfa"
+    name = "soft"
 
     def __init__(self, theta: float | None = None):
         self.theta = theta
@@ -306,10 +307,11 @@ class SoftWorkFunctionLine(LineMTS):
         return new_pos
 
 
-#: MTS name -> class (``DynamicRing(mts=...)``).  ``randomized`` is the shipped randomized MTS.
+#: MTS name -> class (``DynamicRing(mts=...)``): ``hst`` the paper's randomized black box
+#: (:mod:`~clusteropt.algorithms.ring.mts_hst`, registered on import), ``soft`` the heuristic,
+#: ``wfa`` the deterministic work function algorithm.
 MTS_CLASSES: dict[str, type[LineMTS]] = {
-    "randomized": SoftWorkFunctionLine,
-    "soft-wfa": SoftWorkFunctionLine,
+    "soft": SoftWorkFunctionLine,
     "wfa": WorkFunctionLine,
 }
 
@@ -319,10 +321,10 @@ def make_line_mts(name: str, *, theta: float | None = None) -> LineMTS:
 
     >>> type(make_line_mts("wfa")).__name__
     'WorkFunctionLine'
-    >>> make_line_mts("hst")
+    >>> make_line_mts("nope")
     Traceback (most recent call last):
     ...
-    ValueError: unknown line MTS 'hst'; available: randomized, soft-wfa, wfa
+    ValueError: unknown line MTS 'nope'; available: hst, soft, wfa
     """
     if name not in MTS_CLASSES:
         raise ValueError(f"unknown line MTS {name!r}; available: {', '.join(sorted(MTS_CLASSES))}")
@@ -332,3 +334,6 @@ def make_line_mts(name: str, *, theta: float | None = None) -> LineMTS:
     if theta is not None:
         raise ValueError(f"theta = {theta!r} is a parameter of the randomized (soft) line MTS, not of {name!r}")
     return cls()
+
+
+import clusteropt.algorithms.ring.mts_hst  # noqa: E402, F401  (registers MTS_CLASSES["hst"])
