@@ -9,6 +9,7 @@ from clusteropt.models import (  # noqa: F401  (register)
     gadget,
     gadget_offline,
     realtime,
+    ring,
     worker_placement,
 )
 from clusteropt.models.cvxpy_model import CvxpyModel
@@ -31,5 +32,6 @@ __all__ = [
     "model_summary",
     "models_for",
     "register_model",
+    "ring",
     "worker_placement",
 ]

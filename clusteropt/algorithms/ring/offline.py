@@ -1,0 +1,457 @@
+"""Paper 004 (Räcke, Schmid, Zabrodin): exact offline optima without a solver, for tiny instances.
+
+These are the oracles the solver models (:mod:`clusteropt.models.ring`) and the online
+algorithms are tested against (notes A3, A5).
+
+Ring partitioning (Sec. 1, Thm 2.1 / 2.2 comparators)
+    A *labelling* gives every process a server with at most ``capacity`` processes per server;
+    :func:`feasible_labellings` lists them all (``n = 8``, ``l = 2``, capacity 4: 70 of them).
+
+    :func:`dynamic_opt_dp` is value iteration over labellings.  Timing (the same as
+    :func:`clusteropt.models.ring.build_ring_dynamic_opt`): before (compressed) request ``t`` the
+    algorithm may migrate, paying ``alpha`` per process that changes server (the Hamming distance
+    of the two labellings), then serves request ``t`` under the new labelling::
+
+        W_0 = 0 at the initial labelling, +inf elsewhere
+        W_t(S) = min_S' [W_{t-1}(S') + alpha Ham(S', S)] + w_t hit_t(S)
+        OPT_dyn = min_S W_T'(S)
+
+    with ``hit_t(S) = 1`` when the endpoints of request ``t``'s edge are on different servers of
+    ``S``.  The inner minimum runs against the ``|S| x |S|`` Hamming matrix, or, when that is
+    larger, as a separable distance transform over all ``l^n`` labellings (``n = 16``, ``l = 2``:
+    about 7 ms per request).  Migrating before the first request is allowed (``t = 1``);
+    migrating after the last one never helps.  Requests are run-length compressed first
+    (:func:`compress_requests`; a run of ``w`` identical requests is one request of weight
+    ``w``), which is exact: given the
+    placements used during a run, replacing them all by the one with the fewest hits costs no
+    more hits, and by the triangle inequality of the Hamming distance no more migration.
+
+    :func:`static_opt_bruteforce` is the static optimum (migrate only before the first request):
+    ``min_S sum_e r_e cut_e(S) + alpha Ham(initial, S)``.
+
+Line games (notes A3, A4) for the interval algorithms' unit tests
+    :func:`line_hitting_static_opt`: the hitting game's static optimum ``min_e |e - e0| + r_e``.
+    :func:`line_mts_opt`: the offline optimum of the line MTS (minimum of the work function).
+
+References
+----------
+Räcke, Schmid, Zabrodin, "Dynamic Balanced Graph Partitioning for Ring Demands", SPAA 2023
+(paper 004): Sec. 1 (model), Sec. 3 (line MTS per interval), Sec. 4.1 (hitting game).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from fractions import Fraction
+from math import factorial
+
+import numpy as np
+
+__all__ = [
+    "MAX_DP_GRID",
+    "MAX_DP_LABELLINGS",
+    "MAX_DP_TABLE",
+    "MAX_LABELLINGS",
+    "DynamicDP",
+    "compress_requests",
+    "dynamic_opt_dp",
+    "feasible_labellings",
+    "hamming_matrix",
+    "line_hitting_static_opt",
+    "line_mts_opt",
+    "migrations_from_placements",
+    "static_opt_bruteforce",
+]
+
+log = logging.getLogger(__name__)
+
+#: :func:`feasible_labellings` refuses to list more labellings than this (``n = 12``, ``l = 3``,
+#: capacity 4 has 34,650).
+MAX_LABELLINGS = 200_000
+#: :func:`dynamic_opt_dp` refuses more labellings than this: each step costs ``|S|^2`` work and
+#: the Hamming matrix ``|S|^2`` bytes (3,000 labellings: 9 MB, about 20 ms a step).
+MAX_DP_LABELLINGS = 3_000
+#: :func:`dynamic_opt_dp` with ``method="transform"`` refuses ``l^n`` above this (``2^22``: 32 MB of
+#: floats, about 0.1 s a step).
+MAX_DP_GRID = 1 << 22
+#: :func:`dynamic_opt_dp` stores ``T' x |S|`` values for backtracking and refuses more than this.
+MAX_DP_TABLE = 25_000_000
+
+
+def _capacity(n: int, servers: int, capacity) -> int:
+    k = n // servers
+    if capacity is None:
+        return k
+    cap = int(np.floor(float(capacity) + 1e-9))
+    if cap < k:
+        raise ValueError(f"capacity = {capacity!r}; expected >= k = n / servers = {k}")
+    return min(cap, n)
+
+
+def _count_labellings(n: int, servers: int, capacity: int) -> int:
+    """Number of maps ``{0..n-1} -> {0..servers-1}`` with every load <= capacity (exact).
+
+    ``n! [x^n] (sum_{j <= capacity} x^j / j!)^servers``.
+    """
+    base = [Fraction(1, factorial(j)) for j in range(min(capacity, n) + 1)]
+    poly = [Fraction(1)]
+    for _ in range(servers):
+        out = [Fraction(0)] * min(len(poly) + len(base) - 1, n + 1)
+        for i, a in enumerate(poly):
+            for j, b in enumerate(base):
+                if i + j <= n:
+                    out[i + j] += a * b
+        poly = out
+    return int(poly[n] * factorial(n)) if len(poly) > n else 0
+
+
+def feasible_labellings(n: int, servers: int, capacity: int | None = None, *,
+                        max_count: int = MAX_LABELLINGS) -> np.ndarray:
+    """All assignments of ``n`` processes to ``servers`` servers with loads <= ``capacity``.
+
+    Parameters
+    ----------
+    n, servers : int
+        Ring size and number of servers ``l`` (``n`` a multiple of ``l``).
+    capacity : int, optional
+        Load bound per server (default ``k = n / l``; must be >= k).
+    max_count : int
+        Refuse (``ValueError``) when there are more labellings than this (counted exactly,
+        before anything is enumerated).  Default :data:`MAX_LABELLINGS`.
+
+    Returns
+    -------
+    int array (|S|, n)
+        One labelling per row (server of each process), in lexicographic order.
+
+    Examples
+    --------
+    >>> S = feasible_labellings(4, 2)
+    >>> S.shape, S[:3].tolist()
+    ((6, 4), [[0, 0, 1, 1], [0, 1, 0, 1], [0, 1, 1, 0]])
+    >>> feasible_labellings(8, 2).shape[0], feasible_labellings(6, 3).shape[0]
+    (70, 90)
+    >>> feasible_labellings(16, 2, max_count=10_000)
+    Traceback (most recent call last):
+    ...
+    ValueError: 12870 labellings of n = 16 processes on 2 servers (capacity 8); more than max_count = 10000: ...
+    """
+    n, servers = int(n), int(servers)
+    if n < 1 or servers < 1 or n % servers:
+        raise ValueError(f"n = {n}, servers = {servers}; expected n >= 1 a multiple of servers >= 1")
+    cap = _capacity(n, servers, capacity)
+    count = _count_labellings(n, servers, cap)
+    if count > max_count:
+        raise ValueError(f"{count} labellings of n = {n} processes on {servers} servers (capacity {cap}); "
+                         f"more than max_count = {max_count}: use the MILP (clusteropt.models.ring)")
+    # grow prefixes position by position; every prefix with loads <= cap extends to a full
+    # labelling (servers * cap >= n), so no intermediate array is larger than the result
+    rows = np.zeros((1, 0), dtype=np.int64)
+    loads = np.zeros((1, servers), dtype=np.int64)
+    for _ in range(n):
+        new = np.repeat(rows, servers, axis=0)
+        lab = np.tile(np.arange(servers, dtype=np.int64), rows.shape[0])
+        ld = np.repeat(loads, servers, axis=0)
+        ld[np.arange(ld.shape[0]), lab] += 1
+        keep = ld[np.arange(ld.shape[0]), lab] <= cap
+        rows = np.concatenate([new, lab[:, None]], axis=1)[keep]
+        loads = ld[keep]
+    assert rows.shape[0] == count
+    return rows
+
+
+def hamming_matrix(labellings: np.ndarray, *, chunk: int = 256) -> np.ndarray:
+    """``H[i, j]`` = processes on different servers in labellings i and j (int16, computed in chunks).
+
+    >>> hamming_matrix(np.array([[0, 0, 1], [0, 1, 1], [1, 1, 0]])).tolist()
+    [[0, 1, 3], [1, 0, 2], [3, 2, 0]]
+    """
+    S = np.asarray(labellings)
+    out = np.empty((S.shape[0], S.shape[0]), dtype=np.int16)
+    for lo in range(0, S.shape[0], chunk):
+        out[lo:lo + chunk] = (S[lo:lo + chunk, None, :] != S[None, :, :]).sum(axis=2)
+    return out
+
+
+def compress_requests(requests) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Merge runs of identical consecutive requests: ``(edges, weights, starts)``.
+
+    ``starts[t]`` is the index in the original sequence of the first request of run ``t``.
+    Exact for both the dynamic and the static optimum (module docstring).
+
+    >>> e, w, s = compress_requests([3, 3, 1, 3, 3, 3])
+    >>> e.tolist(), w.tolist(), s.tolist()
+    ([3, 1, 3], [2, 1, 3], [0, 2, 3])
+    """
+    r = np.asarray(requests, dtype=np.int64).ravel()
+    if r.size == 0:
+        z = np.zeros(0, dtype=np.int64)
+        return z, z.copy(), z.copy()
+    starts = np.flatnonzero(np.r_[True, r[1:] != r[:-1]])
+    weights = np.diff(np.r_[starts, r.size])
+    return r[starts].copy(), weights.astype(np.int64), starts.astype(np.int64)
+
+
+def migrations_from_placements(initial, placements, starts) -> np.ndarray:
+    """The run-format migrations ``(M, 3)`` of ``[request index, process, to server]`` that turn
+    ``initial`` into ``placements[t]`` just before original request ``starts[t]``.
+
+    The migrations into placement ``t`` are applied after request ``starts[t] - 1`` (index -1:
+    before the first request), the convention of :mod:`clusteropt.online.ring`.
+
+    >>> migrations_from_placements([0, 0, 1, 1], [[0, 1, 0, 1], [0, 1, 0, 1]], [0, 5]).tolist()
+    [[-1, 1, 1], [-1, 2, 0]]
+    """
+    prev = np.asarray(initial, dtype=np.int64)
+    out = []
+    for t, p in enumerate(np.asarray(placements, dtype=np.int64)):
+        moved = np.flatnonzero(p != prev)
+        if moved.size:
+            out.append(np.column_stack([np.full(moved.size, int(starts[t]) - 1), moved, p[moved]]))
+        prev = p
+    return np.concatenate(out).astype(np.int64) if out else np.zeros((0, 3), dtype=np.int64)
+
+
+@dataclasses.dataclass(frozen=True)
+class DynamicDP:
+    """Result of :func:`dynamic_opt_dp`: an optimal dynamic solution as placements and as a run.
+
+    Attributes
+    ----------
+    value : float
+        ``OPT_dyn``: communication plus ``alpha`` x migrations.
+    placements : int array (T', n)
+        Placement serving each compressed request.
+    starts : int array (T',)
+        Original index of the first request of each run.
+    initial : int array (n,)
+    migrations : int array (M, 3)
+        The run format of :mod:`clusteropt.online.ring` (check with ``clusteropt.verify.check_ring_run``).
+    augmentation : float
+        ``capacity / k``.
+    """
+
+    value: float
+    placements: np.ndarray
+    starts: np.ndarray
+    initial: np.ndarray
+    migrations: np.ndarray
+    augmentation: float
+
+
+def dynamic_opt_dp(instance, capacity: int | None = None, *, method: str = "auto",
+                   max_labellings: int = MAX_DP_LABELLINGS, max_grid: int = MAX_DP_GRID,
+                   max_table: int = MAX_DP_TABLE) -> DynamicDP:
+    """The dynamic offline optimum by value iteration over capacity-feasible labellings.
+
+    ``W_t(S) = min_S' [W_{t-1}(S') + alpha Ham(S', S)] + w_t hit_t(S)`` (module docstring), on
+    run-compressed requests.  The minimisation is done one of two ways:
+
+    ``"matrix"``
+        Against the ``|S| x |S|`` Hamming matrix, computed once: ``O(|S|^2)`` per request.
+    ``"transform"``
+        As a distance transform over *all* ``l^n`` labellings (infeasible ones at ``+inf``):
+        the Hamming distance is a sum over processes, so the minimisation separates into ``n``
+        passes ``W <- min(W, min_c W[.., v = c, ..] + alpha)``, ``O(n l^{n+1})`` per request.
+        A path through infeasible intermediate labellings is fine: only its end points must
+        meet the capacity (migrations of a step are applied together, Sec. 1).
+
+    ``"auto"`` takes the cheaper one within the limits.  An optimal sequence of placements is
+    recovered by backtracking over the stored ``W_t`` (``T' x |S|`` numbers).
+
+    Parameters
+    ----------
+    instance : RingInstance
+    capacity : int, optional
+        Load bound (default ``k``); pass ``c k`` to compare with an augmented run.
+    method : {"auto", "matrix", "transform"}
+    max_labellings : int
+        ``"matrix"`` refuses more labellings than this (default :data:`MAX_DP_LABELLINGS`).
+    max_grid : int
+        ``"transform"`` refuses ``l^n`` above this (default :data:`MAX_DP_GRID`).
+    max_table : int
+        Refuse when the stored table ``T' |S|`` exceeds this (default :data:`MAX_DP_TABLE`).
+
+    Returns
+    -------
+    DynamicDP
+        The value and an optimal sequence of placements.
+
+    Raises
+    ------
+    ValueError
+        Past the limits (the message names the sizes).
+
+    References
+    ----------
+    Paper 004, Sec. 1 (the dynamic OPT of Thm 2.1); notes A5.
+
+    Examples
+    --------
+    >>> from clusteropt.instances.ring import RingInstance
+    >>> inst = RingInstance(n=4, servers=2, requests=[1] * 5)   # initial {0,1}, {2,3}: edge 1 is cut
+    >>> sol = dynamic_opt_dp(inst)
+    >>> sol.value, sol.migrations.tolist()   # swap 1 and 3 (or 0 and 2) before the first request
+    (2.0, [[-1, 1, 1], [-1, 3, 0]])
+    >>> dynamic_opt_dp(inst, method="transform").value
+    2.0
+    """
+    n, ns = instance.n, instance.servers
+    cap = _capacity(n, ns, capacity)
+    if method not in ("auto", "matrix", "transform"):
+        raise ValueError(f"method = {method!r}; expected 'auto', 'matrix' or 'transform'")
+    count = _count_labellings(n, ns, cap)
+    grid = ns ** n
+    if method == "auto":
+        matrix_ok = count <= max_labellings
+        transform_ok = grid <= max_grid
+        if matrix_ok and (not transform_ok or count * count <= n * ns * grid):
+            method = "matrix"
+        elif transform_ok:
+            method = "transform"
+        else:
+            raise ValueError(f"dynamic DP too large: {count} labellings (matrix limit max_labellings = "
+                             f"{max_labellings}) and l^n = {grid} (transform limit max_grid = {max_grid}); "
+                             "use the MILP (clusteropt.models.ring) or its LP bound")
+    if method == "matrix" and count > max_labellings:
+        raise ValueError(f"{count} labellings; more than max_labellings = {max_labellings} for method='matrix'")
+    if method == "transform" and grid > max_grid:
+        raise ValueError(f"l^n = {grid} labellings in the grid; more than max_grid = {max_grid} for "
+                         "method='transform'")
+    alpha = float(instance.alpha)
+    edges, weights, starts = compress_requests(instance.requests)
+    initial = np.asarray(instance.initial, dtype=np.int64)
+    if edges.size == 0:
+        return DynamicDP(0.0, np.zeros((0, n), dtype=np.int64), starts, initial.copy(),
+                         np.zeros((0, 3), dtype=np.int64), cap / instance.k)
+    if edges.size * count > max_table:
+        raise ValueError(f"dynamic DP table too large: T' = {edges.size} compressed requests x {count} "
+                         f"labellings > max_table = {max_table}")
+    S = feasible_labellings(n, ns, cap, max_count=max(count, 1))
+    cut = S != np.roll(S, -1, axis=1)  # cut[i, e]: edge e = (e, e + 1) cut in labelling i
+    ham0 = (S != initial).sum(axis=1)
+    log.info("dynamic DP (%s): %d labellings, %d compressed requests (of %d)", method, count, edges.size,
+             instance.n_requests)
+    table = np.empty((edges.size, count))
+    table[0] = alpha * ham0 + weights[0] * cut[:, edges[0]]
+    if method == "matrix":
+        move = alpha * hamming_matrix(S).astype(float)  # move[i, j]: from labelling i to j
+        for t in range(1, edges.size):
+            table[t] = (table[t - 1][:, None] + move).min(axis=0) + weights[t] * cut[:, edges[t]]
+    else:
+        flat = S @ (ns ** np.arange(n - 1, -1, -1, dtype=np.int64))  # lexicographic grid index
+        full = np.full(grid, np.inf)
+        for t in range(1, edges.size):
+            full.fill(np.inf)
+            full[flat] = table[t - 1]
+            W = full.reshape((ns,) * n)
+            for axis in range(n):
+                np.minimum(W, W.min(axis=axis, keepdims=True) + alpha, out=W)
+            table[t] = full[flat] + weights[t] * cut[:, edges[t]]
+    seq = np.empty(edges.size, dtype=np.int64)
+    seq[-1] = int(table[-1].argmin())
+    for t in range(edges.size - 1, 0, -1):
+        seq[t - 1] = int((table[t - 1] + alpha * (S != S[seq[t]]).sum(axis=1)).argmin())
+    placements = S[seq]
+    migrations = migrations_from_placements(initial, placements, starts)
+    return DynamicDP(float(table[-1].min()), placements, starts, initial.copy(), migrations, cap / instance.k)
+
+
+def static_opt_bruteforce(instance, capacity: int | None = None, *,
+                          max_labellings: int = MAX_LABELLINGS) -> tuple[float, np.ndarray]:
+    """The static offline optimum (migrate only before the first request) by enumeration.
+
+    ``min_S sum_e r_e cut_e(S) + alpha Ham(initial, S)`` over labellings with loads <= capacity.
+
+    Returns
+    -------
+    (value, placement) : (float, int array (n,))
+
+    References
+    ----------
+    Paper 004, Sec. 1 and Thm 2.2 (OPT_static); notes A5.
+
+    Examples
+    --------
+    The A5 example: contiguous arcs pay 10, four cuts on unrequested edges pay nothing.
+
+    >>> from clusteropt.instances.ring import RingInstance
+    >>> reqs = [1] * 10 + [3] * 10 + [4] * 10 + [6] * 10
+    >>> value, placement = static_opt_bruteforce(RingInstance(n=8, servers=2, requests=reqs, alpha=0))
+    >>> value
+    0.0
+    """
+    S = feasible_labellings(instance.n, instance.servers, capacity, max_count=max_labellings)
+    r = instance.request_counts().astype(float)
+    cut = S != np.roll(S, -1, axis=1)
+    cost = cut @ r + float(instance.alpha) * (S != np.asarray(instance.initial)).sum(axis=1)
+    best = int(cost.argmin())
+    return float(cost[best]), S[best].copy()
+
+
+def line_hitting_static_opt(counts, e0: int) -> float:
+    """Static optimum of the hitting game on a line (Sec. 4.1; notes A3): ``min_e |e - e0| + r_e``.
+
+    Edges ``0..d-1`` of a line; the player starts on edge ``e0``, may move once (paying the
+    distance) and then pays 1 for each request on the edge it stands on.
+
+    Parameters
+    ----------
+    counts : int array (d,)
+        ``r_e``, requests per edge.
+    e0 : int
+        Start edge.
+
+    Examples
+    --------
+    >>> line_hitting_static_opt([5, 0, 3, 9], 2)
+    1.0
+    >>> line_hitting_static_opt([1, 1, 1], 1)
+    1.0
+    """
+    r = np.asarray(counts, dtype=float).ravel()
+    if r.size == 0 or not 0 <= int(e0) < r.size:
+        raise ValueError(f"e0 = {e0}; expected an edge in 0..{r.size - 1}")
+    return float((np.abs(np.arange(r.size) - int(e0)) + r).min())
+
+
+def line_mts_opt(n_states: int, start: int, requests) -> float:
+    """Offline optimum of the line MTS of the dynamic algorithm (Sec. 3; notes A4): the work function's minimum.
+
+    States ``0..n_states-1`` on a line (distance ``|x - y|``), start at ``start``.  A request on
+    state ``e`` costs 1 if the server is at ``e`` when it is served, moving costs the distance, and
+    the server may move before any request (so the cost is ``min_x w_T(x)`` with
+    ``w_0(x) = |x - start|`` and ``w_t(x) = min_y w_{t-1}(y) + c_t(y) + |y - x|``).  The work
+    function stays 1-Lipschitz, so a request on ``e`` changes only
+    ``w(e) <- min(w(e), w(e - 1), w(e + 1)) + 1``: O(1) per request.
+
+    Parameters
+    ----------
+    n_states : int
+    start : int
+    requests : int array (T,)
+        Requested states.
+
+    Examples
+    --------
+    >>> line_mts_opt(3, 1, [1, 1, 1])      # move one step once
+    1.0
+    >>> line_mts_opt(3, 1, [0, 1, 2, 1])   # every state is hit; best: pay one hit
+    1.0
+    >>> line_mts_opt(1, 0, [0, 0])
+    2.0
+    """
+    N = int(n_states)
+    if N < 1 or not 0 <= int(start) < N:
+        raise ValueError(f"start = {start}, n_states = {n_states}; expected 0 <= start < n_states")
+    req = np.asarray(requests, dtype=np.int64).ravel()
+    if req.size and (req.min() < 0 or req.max() >= N):
+        bad = int(np.flatnonzero((req < 0) | (req >= N))[0])
+        raise ValueError(f"requests[{bad}] = {int(req[bad])}; expected a state in 0..{N - 1}")
+    w = np.abs(np.arange(N) - int(start)).astype(float).tolist()
+    for e in req.tolist():
+        lo = w[e - 1] if e > 0 else w[e]
+        hi = w[e + 1] if e + 1 < N else w[e]
+        w[e] = min(w[e], lo, hi) + 1.0
+    return float(min(w))
