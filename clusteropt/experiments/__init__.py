@@ -11,7 +11,8 @@ the imports at the top).  Plots live in :mod:`clusteropt.experiments.plots`.
 
 # the systems' experiments (registering on import)
 import clusteropt.experiments.broker  # (paper 003: registers on import)
-import clusteropt.experiments.gadget  # noqa: F401  (paper 000: registers on import)
+import clusteropt.experiments.gadget  # (paper 000: registers on import)
+import clusteropt.experiments.ring  # noqa: F401  (paper 004: registers on import)
 from clusteropt.experiments import coflow, realtime, worker_placement
 from clusteropt.experiments.report import markdown_table, summarize, write_report
 from clusteropt.experiments.runner import run_cell

@@ -1,0 +1,494 @@
+"""Ring partitioning experiments (paper 004): online cost against the offline optima, load, lower bound.
+
+The paper has no experiments; these check the shape of its theorems and compare the algorithms
+with the baselines.  Every cell draws its instance with :func:`~clusteropt.instances.random_ring`
+from the seed the harness hands it (the same for every policy of a (params, seed): common random
+numbers), runs the policy with :func:`~clusteropt.online.ring.run_ring` (same seed), verifies the
+run with :func:`~clusteropt.verify.check_ring_run` (the costs reported are the checker's) and
+raises when the run violates its promised capacity ``c k``, so such a cell is recorded as failed.
+
+Ratios.  ``ratio_static`` = ALG / OPT_static and ``ratio_dynamic`` = ALG / OPT_dyn, both optima at
+capacity ``k`` (:mod:`clusteropt.models.ring`).  The online algorithms use ``c k`` (``c``: the
+run's ``augmentation``, 2 + eps for the dynamic algorithm), so a ratio below 1 is possible and
+not a bug: the theorems compare an augmented algorithm with an unaugmented optimum.  ``OPT_dyn`` is the
+exact dynamic program over labellings (``dynamic_denominator = "dp"``), which fits up to ``l^n =
+2^22`` labellings (n = 8 with 4 servers, n = 12 with 3); the time-expanded MILP is exact too but
+slower than the DP from n = 8 on (``clusteropt.models.ring``), and its LP bound is at most
+``alpha n / l`` whatever the requests, so no dynamic ratio is reported beyond the DP's reach.
+``OPT_static`` is the MILP, proved optimal in every recorded cell (``static_denominator``).  An
+optimum of 0 gives no ratio (NaN), only ``excess = ALG - OPT``.
+
+``ring-ratio``
+    ALG / OPT_static versus n = 8 .. 64 (4 servers, 8 requests per process) for every request
+    pattern, all policies at their default epsilon; ALG / OPT_dyn at n = 8.  Tables: the mean
+    ratios per (pattern, n, policy), and the fitted growth of each policy's mean ratio against
+    ``log^2 n`` and ``log^3 n`` (least squares of ``ratio ~ a + b log^p n``, the free exponent
+    ``p`` of ``ratio ~ a log^p n`` and the polynomial exponent ``q`` of ``ratio ~ n^q``).
+``ring-ratio-exact``
+    ALG / OPT_dyn with the exact DP at n = 6, 9, 12 on 3 servers (16 requests per process);
+    epsilon 0.5 and the static algorithm's ``cluster_cap = 1`` keep every promised ``c k`` below
+    ``n`` (with ``c >= l`` an algorithm could legally put every process on one server).
+``ring-load``
+    Realised max load / k versus epsilon for the dynamic, static and greedy algorithms, next to the
+    promised ``c``.
+``ring-hit-the-cut``
+    The "hit the cut" sequence built against the deterministic dynamic-wfa (same seed), so that run
+    pays every request; the randomized algorithms and the baselines meet the same (oblivious to
+    them) sequence.  Cost per request and ALG / OPT_static versus n.
+``ring-cost-split``
+    The static and dynamic algorithms' own split of their cost (communication, moving, merging,
+    colour joins, rebalancing; initial rearrangement) on every pattern.
+``ring-sensitivity``
+    The parameters the paper's text lost ([?] in the notes): lambda, theta and c factors, the
+    max interval length of the static algorithm; theta of the randomized line MTS.  One knob at a
+    time (``knob = "name=value"``; ``"default"`` is the reference).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from clusteropt.experiments.report import ok_rows
+from clusteropt.experiments.spec import Experiment, register_experiment
+
+__all__ = ["ONLINE_POLICIES", "POLICIES", "ring_instance", "run_ring_cell"]
+
+log = logging.getLogger(__name__)
+
+#: Every policy of :mod:`clusteropt.online.ring` (the paper's two first, then the baselines).
+POLICIES = ("dynamic", "static", "dynamic-soft", "dynamic-wfa", "greedy", "never", "static-best")
+#: The online policies with an epsilon.
+ONLINE_POLICIES = ("dynamic", "dynamic-soft", "dynamic-wfa", "static", "greedy")
+_REL = 1e-6
+
+
+def ring_instance(params: dict[str, Any], seed: int):
+    """The cell's instance: ``random_ring(n, servers, requests_per_process * n, pattern, seed)``;
+    pattern ``hit-the-cut`` builds the sequence against ``dynamic-wfa`` with ``seed``.
+    """
+    from clusteropt.instances import random_ring
+    from clusteropt.online.ring import hit_the_cut
+
+    n, servers = int(params["n"]), int(params["servers"])
+    T = round(float(params["requests_per_process"]) * n)
+    pattern = str(params["pattern"])
+    if pattern == "hit-the-cut":
+        base = random_ring(n, servers, 0, "uniform", seed=seed)
+        return hit_the_cut(base, T, against="dynamic-wfa", seed=seed, **_algo_params("dynamic-wfa", params))
+    return random_ring(n, servers, T, pattern, seed=seed)
+
+
+def _algo_params(policy: str, params: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if policy in ONLINE_POLICIES and "epsilon" in params:
+        out["epsilon"] = float(params["epsilon"])
+    if policy == "static" and "cluster_cap" in params:
+        out["cluster_cap"] = float(params["cluster_cap"])
+    knob = str(params.get("knob", "default"))
+    if knob != "default":
+        name, _, value = knob.partition("=")
+        target, _, name = name.rpartition(".")
+        if target == policy or (not target and policy in ("static", "dynamic")):
+            number = float(value)
+            out[name] = int(number) if name == "max_interval" else number
+    return out
+
+
+@functools.lru_cache(maxsize=16)
+def _optima(key: str, seed: int) -> dict[str, Any]:
+    """Static and dynamic OPT at capacity k of the cell's instance (shared by its policies).
+
+    ``OPT_static``: the MILP (:func:`~clusteropt.models.ring.ring_static_optimum`); when it is not
+    proved optimal within ``opt_time_limit`` its proved bound is used (``static_denominator =
+    "bound"``).  ``OPT_dyn``: the exact DP (:func:`~clusteropt.algorithms.ring.offline.dynamic_opt_dp`)
+    where its tables fit (``l^n <= 2^22`` labellings); beyond that no dynamic ratio is reported (the
+    time-limited MILP's bound is near its LP bound, at most ``alpha n / l``, and says nothing).
+    """
+    from clusteropt.algorithms.ring.offline import dynamic_opt_dp
+    from clusteropt.models.ring import ring_static_optimum
+
+    params = json.loads(key)
+    inst = ring_instance(params, seed)
+    limit = float(params.get("opt_time_limit", 300.0))
+    out: dict[str, Any] = {}
+    start = time.perf_counter()
+    static = ring_static_optimum(inst, time_limit=limit)
+    out["opt_static_seconds"] = time.perf_counter() - start
+    if static.proven_optimal:
+        out.update(opt_static=float(static.value), static_denominator="milp")
+    elif static.bound is not None:
+        out.update(opt_static=float(static.bound), static_denominator="bound",
+                   static_incumbent=None if static.value is None else float(static.value))
+    else:
+        raise RuntimeError(f"{inst.name}: no bound on OPT_static within {limit} s")
+    if str(params.get("opt", "both")) == "both":
+        start = time.perf_counter()
+        try:
+            dyn = dynamic_opt_dp(inst)
+        except ValueError as exc:  # the DP refuses instances its tables cannot hold
+            log.info("%s: no exact OPT_dyn (%s)", inst.name, exc)
+            out["dynamic_denominator"] = "none"
+        else:
+            out.update(opt_dynamic=float(dyn.value), dynamic_denominator="dp")
+            if static.proven_optimal and dyn.value > static.value * (1 + _REL) + _REL:
+                raise RuntimeError(f"{inst.name}: OPT_dyn {dyn.value} above OPT_static {static.value}")
+        out["opt_dynamic_seconds"] = time.perf_counter() - start
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _dynamic_at(key: str, seed: int, capacity: int) -> float:
+    """The exact OPT_dyn (DP) of the cell's instance at ``capacity`` (a run's own ``c k``)."""
+    from clusteropt.algorithms.ring.offline import dynamic_opt_dp
+
+    return float(dynamic_opt_dp(ring_instance(json.loads(key), seed), capacity).value)
+
+
+def _ratio(alg: float, opt: float | None) -> float:
+    return alg / opt if opt is not None and opt > 0 else float("nan")
+
+
+def run_ring_cell(params: dict[str, Any], seed: int, policy: str) -> dict[str, Any]:
+    """One cell: draw the instance, run ``policy``, verify, and compare with the optima.
+
+    Params: ``n``, ``servers``, ``requests_per_process`` (T = that x n), ``pattern``, optional
+    ``epsilon``, ``knob`` (``"[policy.]name=value"``: one algorithm parameter), ``opt``
+    (``"both"``: static and dynamic OPT, ``"static"``, ``"none"``) and ``opt_time_limit``.
+
+    Returns ``total``, ``communication``, ``migration``, ``max_load_over_k``, ``augmentation``,
+    ``cost_per_request``, the algorithm's own split (``alg_<part>``), and with optima
+    ``opt_static``, ``ratio_static``, ``opt_dynamic``, ``ratio_dynamic``, ``dynamic_denominator``,
+    ``excess_static``, ``excess_dynamic``; timings end in ``_seconds``.
+    """
+    from clusteropt.online.ring import run_ring
+    from clusteropt.verify import check_ring_run
+
+    inst = ring_instance(params, seed)
+    start = time.perf_counter()
+    run = run_ring(policy, inst, seed=seed, **_algo_params(policy, params))
+    run_s = time.perf_counter() - start
+    start = time.perf_counter()
+    check = check_ring_run(inst, run)
+    verify_s = time.perf_counter() - start
+    check.raise_if_infeasible()
+    total = float(check.value)
+    out: dict[str, Any] = {
+        "total": total, "communication": float(check.communication_cost), "migration": float(check.migration_cost),
+        "max_load_over_k": float(check.max_load_ratio), "augmentation": float(run.augmentation),
+        "cost_per_request": total / max(1, inst.n_requests), "n_requests": inst.n_requests,
+        **{f"alg_{k}": float(v) for k, v in run.costs.items()},
+        "verified": check.feasible, "run_seconds": run_s, "verify_seconds": verify_s,
+    }
+    if str(params.get("opt", "none")) != "none":
+        key = json.dumps({k: v for k, v in params.items() if k not in ("epsilon", "knob", "cluster_cap")},
+                         sort_keys=True)
+        opt = _optima(key, seed)
+        out.update(opt)
+        out["ratio_static"] = _ratio(total, opt["opt_static"])
+        out["excess_static"] = total - opt["opt_static"]
+        if "opt_dynamic" in opt:
+            # OPT_dyn at the run's own capacity c k: no run may cost less (checked in every cell)
+            capacity = min(inst.n, math.floor(run.augmentation * inst.k + 1e-9))
+            at_ck = opt["opt_dynamic"] if capacity == inst.k else _dynamic_at(key, seed, capacity)
+            if total < at_ck * (1 - _REL) - _REL:
+                raise RuntimeError(f"{policy}: cost {total} below OPT_dyn {at_ck} at its own capacity {capacity}")
+            out["opt_dynamic_ck"] = at_ck
+            out["ratio_dynamic_ck"] = _ratio(total, at_ck)
+            out["ratio_dynamic"] = _ratio(total, opt["opt_dynamic"])
+            out["excess_dynamic"] = total - opt["opt_dynamic"]
+        if policy == "static-best" and total < opt["opt_static"] * (1 - _REL) - _REL:
+            raise RuntimeError(f"static-best cost {total} below the proved static OPT {opt['opt_static']}")
+    return out
+
+
+# -- tables and figures --------------------------------------------------------------------------
+
+
+def _ratio_table(table):
+    ok = ok_rows(table, "ring-ratio", ("pattern", "n", "policy", "ratio_static", "ratio_dynamic",
+                                       "ratio_dynamic_ck"))
+    return ok.groupby(["pattern", "n", "policy"], sort=True).agg(
+        ratio_static=("ratio_static", "mean"), ratio_dynamic=("ratio_dynamic", "mean"),
+        ratio_dynamic_max=("ratio_dynamic", "max"), ratio_dynamic_ck=("ratio_dynamic_ck", "mean"),
+        total=("total", "mean"), opt_static=("opt_static", "mean"),
+        opt_dynamic=("opt_dynamic", "mean"),
+        dp_denominators=("dynamic_denominator", lambda s: int((s == "dp").sum())),
+        max_load_over_k=("max_load_over_k", "max"), cells=("total", "size")).reset_index()
+
+
+def fit_polylog(n, ratio) -> dict[str, float]:
+    """Fit a policy's mean ratio against n: ``a + b log^2 n``, ``a + b log^3 n`` and ``a log^p n``.
+
+    Returns the residual sums of squares of the first two (``rss_log2``, ``rss_log3``), their
+    slopes ``b``, and the free exponent ``p`` (least squares of ``ln ratio`` on ``ln ln n``), next to
+    the polynomial exponent ``q`` of ``ratio ~ n^q``.
+
+    >>> n = np.array([8, 16, 32, 64.0])
+    >>> fit = fit_polylog(n, 2 * np.log(n) ** 2)
+    >>> round(fit["p"], 6), fit["rss_log2"] < 1e-12
+    (2.0, True)
+    """
+    n = np.asarray(n, dtype=float)
+    y = np.asarray(ratio, dtype=float)
+    keep = np.isfinite(y) & (y > 0)
+    n, y = n[keep], y[keep]
+    out: dict[str, float] = {"points": float(n.size)}
+    if n.size < 2:
+        return out | {"p": float("nan"), "q": float("nan")}
+    for power in (2, 3):
+        x = np.log(n) ** power
+        coef, res, *_ = np.polyfit(x, y, 1, full=True)
+        out[f"b_log{power}"] = float(coef[0])
+        out[f"rss_log{power}"] = float(res[0]) if len(res) else 0.0
+    out["p"] = float(np.polyfit(np.log(np.log(n)), np.log(y), 1)[0])
+    out["q"] = float(np.polyfit(np.log(n), np.log(y), 1)[0])
+    return out
+
+
+def _growth_table(table):
+    import pandas as pd
+
+    ok = ok_rows(table, "ring-ratio", ("pattern", "n", "policy", "ratio_dynamic"))
+    rows = []
+    for (pattern, policy), g in ok.groupby(["pattern", "policy"], sort=True):
+        for column in ("ratio_static", "ratio_dynamic"):
+            mean = g.groupby("n")[column].mean()
+            fit = fit_polylog(mean.index.to_numpy(), mean.to_numpy())
+            rows.append({"pattern": pattern, "policy": policy, "ratio": column, **fit})
+    return pd.DataFrame(rows)
+
+
+def _ratio_figure(column: str, label: str):
+    def plot(table):
+        from matplotlib.figure import Figure
+
+        from clusteropt.experiments.plots import line_plot
+
+        ok = ok_rows(table, "ring-ratio", ("pattern", "n", "policy", column))
+        patterns = sorted(ok.pattern.unique())
+        cols = min(3, len(patterns))
+        rows = math.ceil(len(patterns) / cols)
+        fig = Figure(layout="constrained", figsize=(5.0 * cols, 3.8 * rows))
+        axes = np.atleast_1d(fig.subplots(rows, cols)).ravel()
+        for ax, pattern in zip(axes, patterns):
+            line_plot(ok[ok.pattern == pattern], "n", column, ax=ax, logx=True, logy=True, ci=None,
+                      xlabel="n (processes)", ylabel=label, title=pattern)
+            ax.axhline(1.0, color="black", linestyle=":", linewidth=1.0)
+        for ax in axes[len(patterns):]:
+            ax.set_visible(False)
+        fig.suptitle(f"{label} vs n (mean over seeds; OPT at capacity k, online runs at c k)")
+        return fig
+
+    plot.__name__ = plot.__qualname__ = f"_ratio_figure_{column}"
+    return plot
+
+
+def _load_figure(table):
+    from clusteropt.experiments.plots import line_plot
+
+    ok = ok_rows(table, "ring-load", ("epsilon", "policy", "max_load_over_k", "augmentation"))
+    fig = line_plot(ok, "epsilon", "max_load_over_k", ci=None, xlabel="epsilon",
+                    ylabel="max server load / k (realised)",
+                    title="realised max load vs epsilon (dotted: promised c)")
+    ax = fig.axes[0]
+    for _, g in ok.groupby("policy"):
+        promised = g.groupby("epsilon").augmentation.max()
+        ax.plot(promised.index, promised.to_numpy(), linestyle=":", linewidth=1.0, color="grey")
+    return fig
+
+
+def _load_table(table):
+    ok = ok_rows(table, "ring-load", ("epsilon", "pattern", "policy", "max_load_over_k", "augmentation"))
+    return ok.groupby(["pattern", "epsilon", "policy"], sort=True).agg(
+        max_load_over_k=("max_load_over_k", "max"), mean_load_over_k=("max_load_over_k", "mean"),
+        promised=("augmentation", "max"), cost_per_request=("cost_per_request", "mean"),
+        cells=("total", "size")).reset_index()
+
+
+def _hit_figure(table):
+    from matplotlib.figure import Figure
+
+    from clusteropt.experiments.plots import line_plot
+
+    ok = ok_rows(table, "ring-hit-the-cut", ("n", "policy", "cost_per_request", "ratio_static"))
+    fig = Figure(layout="constrained", figsize=(11.0, 4.2))
+    left, right = fig.subplots(1, 2)
+    line_plot(ok, "n", "cost_per_request", ax=left, logx=True, ci=None, xlabel="n",
+              ylabel="cost per request", title="hit-the-cut (built against dynamic-wfa)")
+    line_plot(ok, "n", "ratio_static", ax=right, logx=True, logy=True, ci=None, xlabel="n",
+              ylabel="ALG / OPT_static", title="against the static optimum")
+    return fig
+
+
+def _hit_table(table):
+    ok = ok_rows(table, "ring-hit-the-cut", ("n", "policy", "cost_per_request", "ratio_static"))
+    return ok.groupby(["n", "policy"], sort=True).agg(
+        cost_per_request=("cost_per_request", "mean"), ratio_static=("ratio_static", "mean"),
+        ratio_static_max=("ratio_static", "max"), cells=("total", "size")).reset_index()
+
+
+def _split_table(table):
+    ok = ok_rows(table, "ring-cost-split", ("pattern", "policy", "total"))
+    parts = sorted(c for c in ok.columns if c.startswith("alg_"))
+    return ok.groupby(["pattern", "policy"], sort=True)[["total", "communication", "migration", *parts]] \
+        .mean().reset_index()
+
+
+def _split_figure(table):
+    from matplotlib.figure import Figure
+
+    data = _split_table(table)
+    parts = [c for c in data.columns if c.startswith("alg_") and c != "alg_communication"
+             and data[c].fillna(0).abs().sum() > 0]
+    fig = Figure(layout="constrained", figsize=(11.0, 4.5))
+    ax = fig.subplots()
+    labels = [f"{r.policy}\n{r.pattern}" for r in data.itertuples()]
+    x = np.arange(len(data))
+    bottom = data["communication"].to_numpy(dtype=float)
+    ax.bar(x, bottom, label="communication (verified)")
+    for part in parts:
+        values = data[part].fillna(0).to_numpy(dtype=float)
+        ax.bar(x, values, bottom=bottom, label=part.removeprefix("alg_") + " (migrations)")
+        bottom = bottom + values
+    ax.set_xticks(x, labels, rotation=90, fontsize=7)
+    ax.set_ylabel("mean cost")
+    ax.set_title("cost split (the algorithms' own accounting of their migrations)")
+    ax.legend(fontsize=7)
+    return fig
+
+
+def _sensitivity_table(table):
+    ok = ok_rows(table, "ring-sensitivity", ("knob", "pattern", "policy", "total"))
+    return ok.groupby(["policy", "pattern", "knob"], sort=True).agg(
+        total=("total", "mean"), ratio_static=("ratio_static", "mean"), max_load_over_k=("max_load_over_k", "max"),
+        cells=("total", "size")).reset_index()
+
+
+PATTERNS = ["uniform", "hotspot", "moving-hotspot", "zipf", "phases"]
+
+register_experiment(
+    Experiment(
+        name="ring-ratio",
+        run=run_ring_cell,
+        grid={"n": [8, 16, 32, 64], "servers": [4], "requests_per_process": [8.0], "pattern": PATTERNS,
+              "opt": ["both"], "opt_time_limit": [300.0]},
+        seeds=[0, 1, 2, 3, 4],
+        policies=list(POLICIES),
+        description="ALG / OPT_static (exact MILP) vs n = 8..64 for every request pattern; ALG / OPT_dyn at n = 8",
+        paper="004 Thms 2.1, 2.2",
+        root_seed=4000,
+        timeout=1800.0,
+        quick={"grid": {"n": [8, 16], "pattern": ["uniform", "moving-hotspot"], "opt_time_limit": [60.0]},
+               "seeds": [0], "timeout": 120.0},
+        figures={"ratio-dynamic": _ratio_figure("ratio_dynamic", "ALG / OPT_dyn"),
+                 "ratio-static": _ratio_figure("ratio_static", "ALG / OPT_static")},
+        tables={"ratio": _ratio_table, "growth": _growth_table},
+    )
+)
+
+register_experiment(
+    Experiment(
+        name="ring-ratio-exact",
+        run=run_ring_cell,
+        grid={"n": [6, 9, 12], "servers": [3], "requests_per_process": [16.0], "pattern": PATTERNS,
+              "epsilon": [0.5], "cluster_cap": [1.0], "opt": ["both"], "opt_time_limit": [300.0]},
+        seeds=[0, 1, 2, 3, 4],
+        policies=list(POLICIES),
+        description="ALG / OPT_dyn with the exact DP over labellings, n = 6, 9, 12 on 3 servers",
+        paper="004 Thm 2.1",
+        root_seed=4000,
+        timeout=1800.0,
+        quick={"grid": {"n": [6, 9], "pattern": ["uniform", "phases"], "opt_time_limit": [60.0]},
+               "seeds": [0], "timeout": 120.0},
+        figures={"ratio-dynamic": _ratio_figure("ratio_dynamic", "ALG / OPT_dyn"),
+                 "ratio-static": _ratio_figure("ratio_static", "ALG / OPT_static")},
+        tables={"ratio": _ratio_table, "growth": _growth_table},
+    )
+)
+
+register_experiment(
+    Experiment(
+        name="ring-load",
+        run=run_ring_cell,
+        grid={"n": [256], "servers": [8], "requests_per_process": [100.0],
+              "pattern": ["uniform", "moving-hotspot"], "epsilon": [0.25, 0.5, 1.0, 1.5], "opt": ["none"]},
+        seeds=[0, 1, 2],
+        policies=list(ONLINE_POLICIES),
+        description="realised max load / k vs epsilon (promised c: 2 + eps dynamic, the static bound, "
+                    "1 + eps greedy)",
+        paper="004 Lemma 3.1, Sec. 4.2",
+        root_seed=4000,
+        timeout=1200.0,
+        quick={"grid": {"n": [64], "requests_per_process": [20.0], "epsilon": [0.5, 1.5]}, "seeds": [0],
+               "timeout": 120.0},
+        figures={"load": _load_figure},
+        tables={"load": _load_table},
+    )
+)
+
+register_experiment(
+    Experiment(
+        name="ring-hit-the-cut",
+        run=run_ring_cell,
+        grid={"n": [16, 32, 64, 128, 256], "servers": [4], "requests_per_process": [20.0],
+              "pattern": ["hit-the-cut"], "epsilon": [1.0], "opt": ["static"], "opt_time_limit": [300.0]},
+        seeds=[0, 1, 2],
+        policies=list(POLICIES),
+        description="randomized vs deterministic under the hit-the-cut sequence built against dynamic-wfa",
+        paper="004 Sec. 1 (deterministic lower bound), Lemma 4.1",
+        root_seed=4000,
+        timeout=1800.0,
+        quick={"grid": {"n": [16, 32], "requests_per_process": [5.0], "opt_time_limit": [60.0]}, "seeds": [0],
+               "timeout": 120.0},
+        figures={"hit-the-cut": _hit_figure},
+        tables={"hit-the-cut": _hit_table},
+    )
+)
+
+register_experiment(
+    Experiment(
+        name="ring-cost-split",
+        run=run_ring_cell,
+        grid={"n": [256], "servers": [8], "requests_per_process": [100.0], "pattern": PATTERNS,
+              "epsilon": [1.0], "opt": ["none"]},
+        seeds=[0, 1, 2],
+        policies=["static", "dynamic", "dynamic-soft", "dynamic-wfa", "greedy"],
+        description="the algorithms' cost split: communication, moving, merging, colour joins, rebalancing",
+        paper="004 Secs. 3, 4.2",
+        root_seed=4000,
+        timeout=1200.0,
+        quick={"grid": {"n": [64], "requests_per_process": [20.0], "pattern": ["uniform", "phases"]},
+               "seeds": [0], "timeout": 120.0},
+        figures={"split": _split_figure},
+        tables={"split": _split_table},
+    )
+)
+
+register_experiment(
+    Experiment(
+        name="ring-sensitivity",
+        run=run_ring_cell,
+        grid={"n": [64], "servers": [4], "requests_per_process": [20.0], "pattern": ["uniform", "phases"],
+              "epsilon": [1.0], "opt": ["static"], "opt_time_limit": [300.0],
+              "knob": ["default", "static.lam=0.6", "static.lam=0.95", "static.theta_factor=0.5",
+                       "static.theta_factor=2", "static.c_factor=0.5", "static.c_factor=2",
+                       "static.max_interval=8", "static.cluster_cap=1", "static.growth=4",
+                       "dynamic-soft.theta=4", "dynamic-soft.theta=96"]},
+        seeds=[0, 1, 2],
+        policies=["static", "dynamic-soft"],
+        description="sensitivity to the parameters the paper's text lost ([?] in the notes), one at a time",
+        paper="004 (notes A2-A4)",
+        root_seed=4000,
+        timeout=1200.0,
+        quick={"grid": {"n": [16], "pattern": ["uniform"], "knob": ["default", "static.lam=0.9"],
+                        "opt_time_limit": [60.0]}, "seeds": [0], "timeout": 120.0},
+        tables={"sensitivity": _sensitivity_table},
+    )
+)
