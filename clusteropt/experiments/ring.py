@@ -146,9 +146,9 @@ def _optima(key: str, seed: int) -> dict[str, Any]:
 @functools.lru_cache(maxsize=64)
 def _dynamic_at(key: str, seed: int, capacity: int) -> float:
     """The exact OPT_dyn (DP) of the cell's instance at ``capacity`` (a run's own ``c k``)."""
-    from clusteropt.algorithms.ring.offline import dynamic_opt_dp
+    from clusteropt.algorithms.ring.offline import dynamic_opt_value
 
-    return float(dynamic_opt_dp(ring_instance(json.loads(key), seed), capacity).value)
+    return dynamic_opt_value(ring_instance(json.loads(key), seed), capacity)
 
 
 def _ratio(alg: float, opt: float | None) -> float:

@@ -56,6 +56,7 @@ __all__ = [
     "DynamicDP",
     "compress_requests",
     "dynamic_opt_dp",
+    "dynamic_opt_value",
     "feasible_labellings",
     "hamming_matrix",
     "line_hitting_static_opt",
@@ -356,6 +357,59 @@ def dynamic_opt_dp(instance, capacity: int | None = None, *, method: str = "auto
     placements = S[seq]
     migrations = migrations_from_placements(initial, placements, starts)
     return DynamicDP(float(table[-1].min()), placements, starts, initial.copy(), migrations, cap / instance.k)
+
+
+def dynamic_opt_value(instance, capacity: int | None = None, *, max_grid: int = 1 << 24) -> float:
+    """The dynamic offline optimum's value only, by the distance transform of :func:`dynamic_opt_dp`.
+
+    Keeps one vector of ``l^n`` values (float64) instead of the ``T' x |S|`` table that
+    backtracking needs, so it reaches larger capacities (an augmented run's ``c k``, where nearly
+    every labelling is feasible) and longer sequences than :func:`dynamic_opt_dp`; it returns no
+    schedule.  ``O(T' n l^{n+1})`` time.
+
+    Raises
+    ------
+    ValueError
+        ``l^n`` above ``max_grid``.
+
+    Examples
+    --------
+    >>> from clusteropt.instances.ring import RingInstance
+    >>> inst = RingInstance(n=4, servers=2, requests=[1] * 5)
+    >>> dynamic_opt_value(inst), dynamic_opt_value(inst, capacity=4)   # capacity 4: move process 2 only
+    (2.0, 1.0)
+    >>> dynamic_opt_value(RingInstance(n=4, servers=2, requests=[1, 1]))
+    2.0
+    """
+    n, ns = instance.n, instance.servers
+    cap = _capacity(n, ns, capacity)
+    grid = ns ** n
+    if grid > max_grid:
+        raise ValueError(f"l^n = {grid} labellings; more than max_grid = {max_grid}")
+    alpha = float(instance.alpha)
+    edges, weights, _ = compress_requests(instance.requests)
+    idx = np.arange(grid, dtype=np.int64)
+    powers = ns ** np.arange(n, dtype=np.int64)
+    labels = np.empty((n, grid), dtype=np.int8)
+    for v in range(n):
+        labels[v] = (idx // powers[v]) % ns
+    del idx
+    load = np.zeros(grid, dtype=np.int16)
+    infeasible = np.zeros(grid, dtype=bool)
+    for c in range(ns):
+        load[:] = 0
+        for v in range(n):
+            load += labels[v] == c
+        infeasible |= load > cap
+    w = np.full(grid, np.inf)
+    w[int((np.asarray(instance.initial, dtype=np.int64) * powers).sum())] = 0.0
+    for e, r in zip(edges.tolist(), weights.tolist(), strict=True):
+        for v in range(n):  # Hamming distance transform, one process at a time
+            view = w.reshape(ns ** (n - 1 - v), ns, ns ** v)
+            np.minimum(view, view.min(axis=1, keepdims=True) + alpha, out=view)
+        w[infeasible] = np.inf
+        w += r * (labels[e] != labels[(e + 1) % n])
+    return float(w.min())
 
 
 def static_opt_bruteforce(instance, capacity: int | None = None, *,
