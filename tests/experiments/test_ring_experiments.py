@@ -1,0 +1,84 @@
+"""The paper-004 (ring partitioning) experiments run quick, verify every run, and keep the optima's order."""
+
+import numpy as np
+import pytest
+
+from clusteropt.experiments import get_experiment, run_sweep, write_report
+from clusteropt.experiments import ring as rx
+
+FILES = {
+    "ring-ratio": {"ratio.csv", "ratio.md", "growth.csv", "ratio-dynamic.png", "ratio-static.png"},
+    "ring-ratio-exact": {"ratio.csv", "growth.csv", "ratio-dynamic.png"},
+    "ring-load": {"load.csv", "load.png"},
+    "ring-hit-the-cut": {"hit-the-cut.csv", "hit-the-cut.png"},
+    "ring-cost-split": {"split.csv", "split.png"},
+    "ring-sensitivity": {"sensitivity.csv"},
+}
+
+
+def _quick(tmp_path, name):
+    spec = get_experiment(name).quick_variant()
+    table = run_sweep(spec, store=tmp_path / "s.sqlite", progress=False)
+    assert len(table) == len(spec.cells()) and (table.status == "ok").all(), table.error.tolist()
+    files = {p.name for p in write_report(spec, table, tmp_path / "report")}
+    assert FILES[name] <= files, files
+    assert table.verified.astype(bool).all()
+    assert (table.max_load_over_k <= table.augmentation + 1e-9).all()
+    return table
+
+
+def test_quick_ratio_exact(tmp_path):
+    table = _quick(tmp_path, "ring-ratio-exact")
+    assert set(table.dynamic_denominator) == {"dp"}
+    # OPT_dyn <= OPT_static; no run beats OPT_dyn at its own capacity c k (the cell raises otherwise)
+    assert (table.opt_dynamic <= table.opt_static + 1e-9).all()
+    assert (table.total >= table.opt_dynamic_ck - 1e-9).all()
+    assert (table.opt_dynamic_ck <= table.opt_dynamic + 1e-9).all()
+    # the unaugmented baselines cannot beat the optima at capacity k
+    plain = table[table.policy.isin(["never", "static-best"])]
+    assert (plain.total >= plain.opt_dynamic - 1e-9).all() and (plain.total >= plain.opt_static - 1e-9).all()
+    # every promised capacity stays below n: no algorithm may put the whole ring on one server
+    assert (table.augmentation * table.n / table.servers < table.n).all()
+
+
+def test_quick_ratio(tmp_path):
+    table = _quick(tmp_path, "ring-ratio")
+    # static-best is one of the static solutions, so never below the proved static OPT
+    best = table[table.policy == "static-best"]
+    assert (best.total >= best.opt_static - 1e-9).all()
+    assert set(table.static_denominator) == {"milp"}
+
+
+def test_quick_hit_the_cut(tmp_path):
+    table = _quick(tmp_path, "ring-hit-the-cut")
+    # built against dynamic-wfa with the cell's seed: that run pays for every request
+    wfa = table[table.policy == "dynamic-wfa"]
+    assert np.allclose(wfa.communication, wfa.n_requests)
+
+
+def test_quick_load_split_sensitivity(tmp_path):
+    load = _quick(tmp_path, "ring-load")
+    dyn = load[load.policy.isin(["dynamic", "dynamic-wfa", "dynamic-soft"])]
+    assert np.allclose(dyn.augmentation, 2 + dyn.epsilon)
+    split = _quick(tmp_path, "ring-cost-split")
+    static = split[split.policy == "static"]
+    parts = static[["alg_moving", "alg_merging", "alg_colour_join", "alg_rebalancing"]].sum(axis=1)
+    assert np.allclose(parts, static.migration)  # the static algorithm's split adds up to its migrations
+    sens = _quick(tmp_path, "ring-sensitivity")
+    assert set(sens.knob) == {"default", "static.lam=0.9"}
+
+
+def test_fit_polylog():
+    n = np.array([8.0, 16, 32, 64, 128])
+    fit = rx.fit_polylog(n, 0.5 * np.log(n) ** 3)
+    assert fit["p"] == pytest.approx(3.0) and fit["rss_log3"] < 1e-9 < fit["rss_log2"]
+    assert fit["q"] < 1.0
+    poly = rx.fit_polylog(n, n ** 0.9)
+    assert poly["q"] == pytest.approx(0.9)
+
+
+def test_knob_parsing():
+    assert rx._algo_params("static", {"knob": "static.lam=0.6", "epsilon": 1.0}) == {"epsilon": 1.0, "lam": 0.6}
+    assert rx._algo_params("dynamic", {"knob": "static.lam=0.6"}) == {}
+    assert rx._algo_params("static", {"knob": "static.max_interval=8"}) == {"max_interval": 8}
+    assert rx._algo_params("never", {"epsilon": 1.0}) == {}
