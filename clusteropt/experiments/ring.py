@@ -18,8 +18,13 @@ slower than the DP from n = 8 on (``clusteropt.models.ring``), and its LP bound 
 ``OPT_static`` is the MILP, proved optimal in every recorded cell (``static_denominator``).  An
 optimum of 0 gives no ratio (NaN), only ``excess = ALG - OPT``.
 
+Instances.  Hot arcs are a quarter of a server wide (``hot_width = 0.25``, at least 2 edges) and
+the moving hot spot moves one edge every ``4 k`` requests (``step_k = 4``): with arcs as wide as a
+server (the generator's default) some cut always lies inside the hot arc, every placement pays
+about the same and never migrating is nearly optimal, so no algorithm can show anything.
+
 ``ring-ratio``
-    ALG / OPT_static versus n = 8 .. 64 (4 servers, 8 requests per process) for every request
+    ALG / OPT_static versus n = 8 .. 64 (4 servers, 256 requests per process) for every request
     pattern, all policies at their default epsilon; ALG / OPT_dyn at n = 8.  Tables: the mean
     ratios per (pattern, n, policy), and the fitted growth of each policy's mean ratio against
     ``log^2 n`` and ``log^3 n`` (least squares of ``ratio ~ a + b log^p n``, the free exponent
@@ -70,8 +75,12 @@ _REL = 1e-6
 
 
 def ring_instance(params: dict[str, Any], seed: int):
-    """The cell's instance: ``random_ring(n, servers, requests_per_process * n, pattern, seed)``;
-    pattern ``hit-the-cut`` builds the sequence against ``dynamic-wfa`` with ``seed``.
+    """The cell's instance: ``random_ring(n, servers, requests_per_process * n, pattern, seed)``.
+
+    Optional params: ``hot_width`` (the hot arc's width as a fraction of ``k``, at least 2 edges;
+    hotspot, moving-hotspot, phases) and ``step_k`` (moving-hotspot: requests per one-edge move,
+    in units of ``k``).  Pattern ``hit-the-cut`` builds the sequence against ``dynamic-wfa`` with
+    ``seed``.
     """
     from clusteropt.instances import random_ring
     from clusteropt.online.ring import hit_the_cut
@@ -82,7 +91,13 @@ def ring_instance(params: dict[str, Any], seed: int):
     if pattern == "hit-the-cut":
         base = random_ring(n, servers, 0, "uniform", seed=seed)
         return hit_the_cut(base, T, against="dynamic-wfa", seed=seed, **_algo_params("dynamic-wfa", params))
-    return random_ring(n, servers, T, pattern, seed=seed)
+    k = n // servers
+    options: dict[str, Any] = {}
+    if "hot_width" in params and pattern in ("hotspot", "moving-hotspot", "phases"):
+        options["width"] = max(2, round(float(params["hot_width"]) * k))
+    if "step_k" in params and pattern == "moving-hotspot":
+        options["step"] = max(1, round(float(params["step_k"]) * k))
+    return random_ring(n, servers, T, pattern, seed=seed, **options)
 
 
 def _algo_params(policy: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -377,15 +392,16 @@ register_experiment(
     Experiment(
         name="ring-ratio",
         run=run_ring_cell,
-        grid={"n": [8, 16, 32, 64], "servers": [4], "requests_per_process": [8.0], "pattern": PATTERNS,
-              "opt": ["both"], "opt_time_limit": [300.0]},
+        grid={"n": [8, 16, 32, 64], "servers": [4], "requests_per_process": [256.0], "pattern": PATTERNS,
+              "hot_width": [0.25], "step_k": [4.0], "opt": ["both"], "opt_time_limit": [300.0]},
         seeds=[0, 1, 2, 3, 4],
         policies=list(POLICIES),
         description="ALG / OPT_static (exact MILP) vs n = 8..64 for every request pattern; ALG / OPT_dyn at n = 8",
         paper="004 Thms 2.1, 2.2",
         root_seed=4000,
         timeout=1800.0,
-        quick={"grid": {"n": [8, 16], "pattern": ["uniform", "moving-hotspot"], "opt_time_limit": [60.0]},
+        quick={"grid": {"n": [8, 16], "requests_per_process": [16.0], "pattern": ["uniform", "moving-hotspot"],
+                        "opt_time_limit": [60.0]},
                "seeds": [0], "timeout": 120.0},
         figures={"ratio-dynamic": _ratio_figure("ratio_dynamic", "ALG / OPT_dyn"),
                  "ratio-static": _ratio_figure("ratio_static", "ALG / OPT_static")},
@@ -398,7 +414,8 @@ register_experiment(
         name="ring-ratio-exact",
         run=run_ring_cell,
         grid={"n": [6, 9, 12], "servers": [3], "requests_per_process": [16.0], "pattern": PATTERNS,
-              "epsilon": [0.5], "cluster_cap": [1.0], "opt": ["both"], "opt_time_limit": [300.0]},
+              "hot_width": [0.25], "step_k": [4.0], "epsilon": [0.5], "cluster_cap": [1.0], "opt": ["both"],
+              "opt_time_limit": [300.0]},
         seeds=[0, 1, 2, 3, 4],
         policies=list(POLICIES),
         description="ALG / OPT_dyn with the exact DP over labellings, n = 6, 9, 12 on 3 servers",
@@ -418,7 +435,8 @@ register_experiment(
         name="ring-load",
         run=run_ring_cell,
         grid={"n": [256], "servers": [8], "requests_per_process": [100.0],
-              "pattern": ["uniform", "moving-hotspot"], "epsilon": [0.25, 0.5, 1.0, 1.5], "opt": ["none"]},
+              "pattern": ["uniform", "moving-hotspot"], "hot_width": [0.25], "step_k": [4.0],
+              "epsilon": [0.25, 0.5, 1.0, 1.5], "opt": ["none"]},
         seeds=[0, 1, 2],
         policies=list(ONLINE_POLICIES),
         description="realised max load / k vs epsilon (promised c: 2 + eps dynamic, the static bound, "
@@ -438,7 +456,7 @@ register_experiment(
         name="ring-hit-the-cut",
         run=run_ring_cell,
         grid={"n": [16, 32, 64, 128, 256], "servers": [4], "requests_per_process": [20.0],
-              "pattern": ["hit-the-cut"], "epsilon": [1.0], "opt": ["static"], "opt_time_limit": [300.0]},
+              "pattern": ["hit-the-cut"], "opt": ["static"], "opt_time_limit": [300.0]},
         seeds=[0, 1, 2],
         policies=list(POLICIES),
         description="randomized vs deterministic under the hit-the-cut sequence built against dynamic-wfa",
@@ -457,7 +475,7 @@ register_experiment(
         name="ring-cost-split",
         run=run_ring_cell,
         grid={"n": [256], "servers": [8], "requests_per_process": [100.0], "pattern": PATTERNS,
-              "epsilon": [1.0], "opt": ["none"]},
+              "hot_width": [0.25], "step_k": [4.0], "opt": ["none"]},
         seeds=[0, 1, 2],
         policies=["static", "dynamic", "dynamic-soft", "dynamic-wfa", "greedy"],
         description="the algorithms' cost split: communication, moving, merging, colour joins, rebalancing",
@@ -475,8 +493,8 @@ register_experiment(
     Experiment(
         name="ring-sensitivity",
         run=run_ring_cell,
-        grid={"n": [64], "servers": [4], "requests_per_process": [20.0], "pattern": ["uniform", "phases"],
-              "epsilon": [1.0], "opt": ["static"], "opt_time_limit": [300.0],
+        grid={"n": [64], "servers": [4], "requests_per_process": [64.0], "pattern": ["uniform", "phases"],
+              "hot_width": [0.25], "opt": ["static"], "opt_time_limit": [300.0],
               "knob": ["default", "static.lam=0.6", "static.lam=0.95", "static.theta_factor=0.5",
                        "static.theta_factor=2", "static.c_factor=0.5", "static.c_factor=2",
                        "static.max_interval=8", "static.cluster_cap=1", "static.growth=4",
