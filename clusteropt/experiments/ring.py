@@ -33,6 +33,9 @@ about the same and never migrating is nearly optimal, so no algorithm can show a
     ALG / OPT_dyn with the exact DP at n = 6, 9, 12 on 3 servers (16 requests per process);
     epsilon 0.5 and the static algorithm's ``cluster_cap = 1`` keep every promised ``c k`` below
     ``n`` (with ``c >= l`` an algorithm could legally put every process on one server).
+``ring-load`` and ``ring-sensitivity`` draw their instances per ``trial`` (:func:`instance_seed`),
+so the values of epsilon or of a knob meet the same instances.
+
 ``ring-load``
     Realised max load / k versus epsilon for the dynamic, static and greedy algorithms, next to the
     promised ``c``.
@@ -61,7 +64,7 @@ from typing import Any
 import numpy as np
 
 from clusteropt.experiments.report import ok_rows
-from clusteropt.experiments.spec import Experiment, register_experiment
+from clusteropt.experiments.spec import Experiment, cell_seed, register_experiment
 
 __all__ = ["ONLINE_POLICIES", "POLICIES", "ring_instance", "run_ring_cell"]
 
@@ -71,7 +74,24 @@ log = logging.getLogger(__name__)
 POLICIES = ("dynamic", "static", "dynamic-soft", "dynamic-wfa", "greedy", "never", "static-best")
 #: The online policies with an epsilon.
 ONLINE_POLICIES = ("dynamic", "dynamic-soft", "dynamic-wfa", "static", "greedy")
+#: The parameters that make an instance (the others shape only the algorithms or the optima).
+INSTANCE_KEYS = ("n", "servers", "requests_per_process", "pattern", "hot_width", "step_k")
+ROOT_SEED = 4000
 _REL = 1e-6
+
+
+def instance_seed(params: dict[str, Any], seed: int) -> int:
+    """The seed of the cell's instance.
+
+    Without a ``trial`` parameter it is the harness's seed (shared by the policies of a (params,
+    replicate), but new for every other parameter value).  With one it is
+    :func:`~clusteropt.experiments.spec.cell_seed` of the :data:`INSTANCE_KEYS` and the trial, so
+    the cells of one trial that differ only in ``epsilon``, ``knob`` or ``cluster_cap`` meet the
+    very same instance (and share its optima), as ``broker`` experiments do for their prices.
+    """
+    if "trial" not in params:
+        return int(seed)
+    return cell_seed(ROOT_SEED, {k: params[k] for k in INSTANCE_KEYS if k in params}, int(params["trial"]))
 
 
 def ring_instance(params: dict[str, Any], seed: int):
@@ -185,7 +205,8 @@ def run_ring_cell(params: dict[str, Any], seed: int, policy: str) -> dict[str, A
     from clusteropt.online.ring import run_ring
     from clusteropt.verify import check_ring_run
 
-    inst = ring_instance(params, seed)
+    iseed = instance_seed(params, seed)
+    inst = ring_instance(params, iseed)
     start = time.perf_counter()
     run = run_ring(policy, inst, seed=seed, **_algo_params(policy, params))
     run_s = time.perf_counter() - start
@@ -202,16 +223,16 @@ def run_ring_cell(params: dict[str, Any], seed: int, policy: str) -> dict[str, A
         "verified": check.feasible, "run_seconds": run_s, "verify_seconds": verify_s,
     }
     if str(params.get("opt", "none")) != "none":
-        key = json.dumps({k: v for k, v in params.items() if k not in ("epsilon", "knob", "cluster_cap")},
-                         sort_keys=True)
-        opt = _optima(key, seed)
+        shaping = ("epsilon", "knob", "cluster_cap", "trial")
+        key = json.dumps({k: v for k, v in params.items() if k not in shaping}, sort_keys=True)
+        opt = _optima(key, iseed)
         out.update(opt)
         out["ratio_static"] = _ratio(total, opt["opt_static"])
         out["excess_static"] = total - opt["opt_static"]
         if "opt_dynamic" in opt:
             # OPT_dyn at the run's own capacity c k: no run may cost less (checked in every cell)
             capacity = min(inst.n, math.floor(run.augmentation * inst.k + 1e-9))
-            at_ck = opt["opt_dynamic"] if capacity == inst.k else _dynamic_at(key, seed, capacity)
+            at_ck = opt["opt_dynamic"] if capacity == inst.k else _dynamic_at(key, iseed, capacity)
             if total < at_ck * (1 - _REL) - _REL:
                 raise RuntimeError(f"{policy}: cost {total} below OPT_dyn {at_ck} at its own capacity {capacity}")
             out["opt_dynamic_ck"] = at_ck
@@ -436,15 +457,15 @@ register_experiment(
         run=run_ring_cell,
         grid={"n": [256], "servers": [8], "requests_per_process": [100.0],
               "pattern": ["uniform", "moving-hotspot"], "hot_width": [0.25], "step_k": [4.0],
-              "epsilon": [0.25, 0.5, 1.0, 1.5], "opt": ["none"]},
-        seeds=[0, 1, 2],
+              "epsilon": [0.25, 0.5, 1.0, 1.5], "trial": [0, 1, 2], "opt": ["none"]},
+        seeds=[0],
         policies=list(ONLINE_POLICIES),
         description="realised max load / k vs epsilon (promised c: 2 + eps dynamic, the static bound, "
                     "1 + eps greedy)",
         paper="004 Lemma 3.1, Sec. 4.2",
         root_seed=4000,
         timeout=1200.0,
-        quick={"grid": {"n": [64], "requests_per_process": [20.0], "epsilon": [0.5, 1.5]}, "seeds": [0],
+        quick={"grid": {"n": [64], "requests_per_process": [20.0], "epsilon": [0.5, 1.5], "trial": [0]},
                "timeout": 120.0},
         figures={"load": _load_figure},
         tables={"load": _load_table},
@@ -494,18 +515,18 @@ register_experiment(
         name="ring-sensitivity",
         run=run_ring_cell,
         grid={"n": [64], "servers": [4], "requests_per_process": [64.0], "pattern": ["uniform", "phases"],
-              "hot_width": [0.25], "opt": ["static"], "opt_time_limit": [300.0],
+              "hot_width": [0.25], "trial": [0, 1, 2], "opt": ["static"], "opt_time_limit": [300.0],
               "knob": ["default", "static.lam=0.6", "static.lam=0.95", "static.theta_factor=0.5",
                        "static.theta_factor=2", "static.c_factor=0.5", "static.c_factor=2",
                        "static.max_interval=8", "static.cluster_cap=1", "static.growth=4",
                        "dynamic-soft.theta=4", "dynamic-soft.theta=96"]},
-        seeds=[0, 1, 2],
+        seeds=[0],
         policies=["static", "dynamic-soft"],
         description="sensitivity to the parameters the paper's text lost ([?] in the notes), one at a time",
         paper="004 (notes A2-A4)",
         root_seed=4000,
         timeout=1200.0,
-        quick={"grid": {"n": [16], "pattern": ["uniform"], "knob": ["default", "static.lam=0.9"],
+        quick={"grid": {"n": [16], "pattern": ["uniform"], "knob": ["default", "static.lam=0.9"], "trial": [0],
                         "opt_time_limit": [60.0]}, "seeds": [0], "timeout": 120.0},
         tables={"sensitivity": _sensitivity_table},
     )

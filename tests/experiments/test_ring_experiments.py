@@ -66,6 +66,9 @@ def test_quick_load_split_sensitivity(tmp_path):
     assert np.allclose(parts, static.migration)  # the static algorithm's split adds up to its migrations
     sens = _quick(tmp_path, "ring-sensitivity")
     assert set(sens.knob) == {"default", "static.lam=0.9"}
+    # one instance per trial, whatever the knob: the same static optimum in every cell
+    assert (sens.groupby(["pattern", "trial"]).opt_static.nunique() == 1).all()
+    assert (load.groupby(["pattern", "trial", "policy"]).n_requests.nunique() == 1).all()
 
 
 def test_fit_polylog():
@@ -75,6 +78,14 @@ def test_fit_polylog():
     assert fit["q"] < 1.0
     poly = rx.fit_polylog(n, n ** 0.9)
     assert poly["q"] == pytest.approx(0.9)
+
+
+def test_instance_seed_ignores_the_algorithm_parameters():
+    base = {"n": 16, "servers": 4, "requests_per_process": 4.0, "pattern": "uniform", "trial": 1}
+    one = rx.instance_seed(base | {"epsilon": 0.5, "knob": "default"}, seed=11)
+    two = rx.instance_seed(base | {"epsilon": 1.5, "knob": "static.lam=0.6"}, seed=99)
+    assert one == two != rx.instance_seed(base | {"trial": 2}, seed=11)
+    assert rx.instance_seed({"n": 16}, seed=7) == 7   # no trial: the harness's seed
 
 
 def test_knob_parsing():
