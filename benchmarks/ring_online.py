@@ -5,7 +5,7 @@
     batching included; requests are served in batches of ``DEFAULT_BATCH``), the verifier's time
     (``check_ring_run`` replays every migration; it is not part of the bar), the realised max load
     / k, and the verified cost per request.
-(b) Growth: per-request time at n = 64 .. 16384 (k = 64, so l = n / 64) with the same number of
+(b) Growth: per-request time at n = 128 .. 32768 (k = 64, so l = n / 64 >= 2) with the same number of
     uniform requests at every n, and the fitted exponent ``b`` of ``time ~ n^b`` (polylogarithmic
     growth shows as ``b`` near 0, with a slowly rising time; the bar is "at most
     polylogarithmically in n").
@@ -29,10 +29,10 @@ from clusteropt.online.ring import DEFAULT_BATCH, run_ring
 from clusteropt.verify import check_ring_run
 
 NAME = "ring_online"
-POLICIES = ("dynamic", "dynamic-wfa", "static", "greedy", "never", "static-best")
-FULL = {"n": 1024, "servers": 16, "requests": 1_000_000, "growth_n": [64, 256, 1024, 4096, 16384],
+POLICIES = ("dynamic", "dynamic-soft", "dynamic-wfa", "static", "greedy", "never", "static-best")
+FULL = {"n": 1024, "servers": 16, "requests": 1_000_000, "growth_n": [128, 512, 2048, 8192, 32768],
         "growth_k": 64, "growth_requests": 200_000, "seed": 0}
-QUICK = {"n": 256, "servers": 4, "requests": 20_000, "growth_n": [64, 256], "growth_k": 64,
+QUICK = {"n": 256, "servers": 4, "requests": 20_000, "growth_n": [128, 256], "growth_k": 64,
          "growth_requests": 5_000, "seed": 0}
 BAR_SECONDS = 60.0
 

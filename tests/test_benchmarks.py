@@ -109,3 +109,14 @@ def test_broker_retries_quick(tmp_path):
     assert sum(summary["ladder_attempts"].values()) == summary["slot_problems"]
     assert summary["max_rel_objective_spread"] < 1e-5
     assert "| defaults |" in (tmp_path / "broker_retries.md").read_text()
+
+
+def test_ring_online_quick(tmp_path):
+    from benchmarks import ring_online
+
+    assert ring_online.main(["--quick", "--out", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "ring_online.json").read_text())
+    assert set(report["speed"]) == set(ring_online.POLICIES)
+    for row in report["speed"].values():
+        assert row["max_load_over_k"] <= row["augmentation"] + 1e-9 and row["wall_s"] > 0
+    assert set(report["growth_exponent"]) == set(ring_online.POLICIES)

@@ -87,7 +87,9 @@ def instance_seed(params: dict[str, Any], seed: int) -> int:
     replicate), but new for every other parameter value).  With one it is
     :func:`~clusteropt.experiments.spec.cell_seed` of the :data:`INSTANCE_KEYS` and the trial, so
     the cells of one trial that differ only in ``epsilon``, ``knob`` or ``cluster_cap`` meet the
-    very same instance (and share its optima), as ``broker`` experiments do for their prices.
+    very same instance (and share its optima), as ``broker`` experiments do for their prices.  The
+    runs of those cells use it too (common random numbers): a knob that does not apply to a policy
+    then reproduces its default run exactly.
     """
     if "trial" not in params:
         return int(seed)
@@ -208,7 +210,7 @@ def run_ring_cell(params: dict[str, Any], seed: int, policy: str) -> dict[str, A
     iseed = instance_seed(params, seed)
     inst = ring_instance(params, iseed)
     start = time.perf_counter()
-    run = run_ring(policy, inst, seed=seed, **_algo_params(policy, params))
+    run = run_ring(policy, inst, seed=iseed, **_algo_params(policy, params))
     run_s = time.perf_counter() - start
     start = time.perf_counter()
     check = check_ring_run(inst, run)

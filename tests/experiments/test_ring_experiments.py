@@ -68,6 +68,12 @@ def test_quick_load_split_sensitivity(tmp_path):
     assert set(sens.knob) == {"default", "static.lam=0.9"}
     # one instance per trial, whatever the knob: the same static optimum in every cell
     assert (sens.groupby(["pattern", "trial"]).opt_static.nunique() == 1).all()
+    # common random numbers: a knob of the static algorithm leaves dynamic-soft's run as it was
+    spec = get_experiment("ring-sensitivity").quick_variant()
+    params = {k: v[0] for k, v in spec.grid.items()}
+    default = rx.run_ring_cell(params | {"knob": "default"}, 1, "dynamic-soft")
+    other = rx.run_ring_cell(params | {"knob": "static.lam=0.9"}, 2, "dynamic-soft")
+    assert default["total"] == other["total"] and default["migration"] == other["migration"]
     assert (load.groupby(["pattern", "trial", "policy"]).n_requests.nunique() == 1).all()
 
 
