@@ -26,6 +26,7 @@ __all__ = [
     "Instance",
     "InstanceError",
     "load_instance",
+    "write_bytes_atomic",
     "write_text_atomic",
 ]
 
@@ -40,11 +41,20 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
     >>> p.read_text()
     'hello'
     """
+    return _write_atomic(path, text, "w")
+
+
+def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` like :func:`write_text_atomic` (temporary file and a rename)."""
+    return _write_atomic(path, data, "wb")
+
+
+def _write_atomic(path: str | Path, data: str | bytes, mode: str) -> Path:
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
+        with os.fdopen(fd, mode) as fh:
+            fh.write(data)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # as an ordinary open() would have created it

@@ -25,15 +25,13 @@ import hashlib
 import io
 import json
 import math
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from clusteropt.instances.base import Instance, InstanceError, write_text_atomic
+from clusteropt.instances.base import Instance, InstanceError, write_bytes_atomic, write_text_atomic
 
 __all__ = ["INLINE_REQUESTS", "PATTERNS", "RingInstance", "contiguous_assignment", "random_ring"]
 
@@ -249,7 +247,7 @@ class RingInstance(Instance):
             buf = io.BytesIO()
             np.save(buf, np.ascontiguousarray(self.requests, dtype="<i8"), allow_pickle=False)
             blob = buf.getvalue()
-            _write_bytes_atomic(npy, blob)
+            write_bytes_atomic(npy, blob)
             data["requests"] = {"npy": npy.name, "count": self.n_requests,
                                 "sha256": hashlib.sha256(blob).hexdigest()}
         text = json.dumps(data, indent=indent)
@@ -282,20 +280,6 @@ class RingInstance(Instance):
         if not isinstance(inst, cls):
             raise InstanceError(f"{path}: kind", inst.kind, repr(cls.kind))
         return inst
-
-
-def _write_bytes_atomic(path: Path, blob: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(blob)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _read_npy_ref(ref: Mapping[str, Any], base_dir: str | Path | None) -> np.ndarray:
