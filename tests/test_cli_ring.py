@@ -10,24 +10,12 @@ import sys
 import numpy as np
 import pytest
 
-from clusteropt.cli import _RING_PATTERN_OPTIONS, main
+from clusteropt.cli import _RING_PATTERN_OPTIONS
 from clusteropt.instances import load_instance
 from clusteropt.instances.ring import PATTERNS
 from clusteropt.online.ring import POLICIES
 from clusteropt.verify.ring import check_ring_run
-
-
-def run(capsys, *args):
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def one_line_error(code, err):
-    assert code == 2 and "Traceback" not in err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: ")
-    return lines[0]
+from tests.test_cli_realtime import one_line_error, run
 
 
 @pytest.fixture
