@@ -17,6 +17,10 @@ problem             class      answer
 ``knapsack_milp``   MILP       maximize, objective 22.5, LP relaxation fractional
 ``infeasible_lp``   LP         INFEASIBLE, no solution
 ``unbounded_lp``    LP         UNBOUNDED (or INFEASIBLE_OR_UNBOUNDED), no solution
+``infeasible_and_unbounded_lp``
+                    LP         primal and dual infeasible: INFEASIBLE (or INFEASIBLE_OR_UNBOUNDED),
+                               never UNBOUNDED
+``empty_lp``        LP         no variable in the objective or a constraint: OPTIMAL, objective 3
 ``hard_knapsack``   MILP       time-limited at 1 s: FEASIBLE, incumbent, bound, gap > 0
 ``norm_soc``        SOC        CVXPY only, objective ``2 * sqrt(3)``
 ``entropy``         EXP_CONE   CVXPY only, objective ``log(3)``, ``p = 1/3``
@@ -67,12 +71,16 @@ __all__ = [
     "Tolerance",
     "assert_result_matches",
     "candidate_solvers",
+    "empty_lp_cvxpy",
+    "empty_lp_pyomo",
     "entropy_cvxpy",
     "get_problem",
     "hard_knapsack_cvxpy",
     "hard_knapsack_data",
     "hard_knapsack_lp_bound",
     "hard_knapsack_pyomo",
+    "infeasible_and_unbounded_lp_cvxpy",
+    "infeasible_and_unbounded_lp_pyomo",
     "infeasible_lp_cvxpy",
     "infeasible_lp_pyomo",
     "installed_solvers",
@@ -291,6 +299,44 @@ def unbounded_lp_cvxpy() -> cp.Problem:
     return cp.Problem(cp.Maximize(x + y), [x - y <= 1])
 
 
+def infeasible_and_unbounded_lp_pyomo() -> pyo.ConcreteModel:
+    """LP minimizing ``-x - y`` subject to ``x - y >= 1``, ``y - x >= 1``, ``x, y >= 0``.
+
+    The rows add up to ``0 >= 2`` (primal infeasible), and the dual (maximize ``u + v`` subject
+    to ``u - v <= -1``, ``v - u <= -1``, ``u, v >= 0``) adds up to ``0 <= -2`` (dual infeasible):
+    a solver that finds the primal ray ``(1, 1)`` of the recession cone must not call it unbounded.
+    """
+    m = pyo.ConcreteModel(name="infeasible_and_unbounded_lp")
+    m.x = pyo.Var(domain=pyo.NonNegativeReals)
+    m.y = pyo.Var(domain=pyo.NonNegativeReals)
+    m.up = pyo.Constraint(expr=m.x - m.y >= 1)
+    m.down = pyo.Constraint(expr=m.y - m.x >= 1)
+    m.obj = pyo.Objective(expr=-m.x - m.y)
+    return m
+
+
+def infeasible_and_unbounded_lp_cvxpy() -> cp.Problem:
+    """The LP of :func:`infeasible_and_unbounded_lp_pyomo` in CVXPY."""
+    x = cp.Variable(nonneg=True, name="x")
+    y = cp.Variable(nonneg=True, name="y")
+    return cp.Problem(cp.Minimize(-x - y), [x - y >= 1, y - x >= 1])
+
+
+def empty_lp_pyomo() -> pyo.ConcreteModel:
+    """A model whose variables are indexed by an empty set (a slot with no job): objective 3."""
+    m = pyo.ConcreteModel(name="empty_lp")
+    m.J = pyo.Set(initialize=[])
+    m.x = pyo.Var(m.J, domain=pyo.NonNegativeReals)
+    m.cap = pyo.Constraint(m.J, rule=lambda m, j: m.x[j] <= 1)
+    m.obj = pyo.Objective(expr=sum(m.x[j] for j in m.J) + 3)
+    return m
+
+
+def empty_lp_cvxpy() -> cp.Problem:
+    """The empty model of :func:`empty_lp_pyomo` in CVXPY: a constant objective, no constraint."""
+    return cp.Problem(cp.Minimize(cp.Constant(3.0)))
+
+
 HARD_KNAPSACK_SIZE = {"n": 500, "k": 10, "seed": 1}
 """Items, constraints and seed of the time-limited battery problem."""
 
@@ -485,11 +531,13 @@ def _problems() -> tuple[KnownProblem, ...]:
     out: list[KnownProblem] = []
     for backend, builders in (
         ("pyomo", (transport_lp_pyomo, knapsack_milp_pyomo, infeasible_lp_pyomo,
-                   unbounded_lp_pyomo, hard_knapsack_pyomo)),
+                   unbounded_lp_pyomo, hard_knapsack_pyomo, infeasible_and_unbounded_lp_pyomo,
+                   empty_lp_pyomo)),
         ("cvxpy", (transport_lp_cvxpy, knapsack_milp_cvxpy, infeasible_lp_cvxpy,
-                   unbounded_lp_cvxpy, hard_knapsack_cvxpy)),
+                   unbounded_lp_cvxpy, hard_knapsack_cvxpy, infeasible_and_unbounded_lp_cvxpy,
+                   empty_lp_cvxpy)),
     ):
-        lp, milp, infeasible, unbounded, hard = builders
+        lp, milp, infeasible, unbounded, hard, both, empty = builders
         out += [
             KnownProblem("transport_lp", backend, Capability.LP, lp, Termination.OPTIMAL,
                          objective=10.0, values=transport),
@@ -500,6 +548,9 @@ def _problems() -> tuple[KnownProblem, ...]:
                          maximize=True, also_accept=_NO_SOLUTION),
             KnownProblem("hard_knapsack", backend, Capability.MILP, hard, Termination.FEASIBLE,
                          maximize=True, time_limit=TIME_LIMIT, check=_check_hard_knapsack),
+            KnownProblem("infeasible_and_unbounded_lp", backend, Capability.LP, both,
+                         Termination.INFEASIBLE, also_accept=_NO_SOLUTION),
+            KnownProblem("empty_lp", backend, Capability.LP, empty, Termination.OPTIMAL, objective=3.0),
         ]
     out += [
         # SCIP solves the cone as a nonlinear constraint to its feasibility tolerance 1e-6; the

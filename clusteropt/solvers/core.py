@@ -291,7 +291,17 @@ def solve_file(
 ) -> SolveResult:
     """Read an LP or MPS file into a solver and solve it (backend ``"file"``).
 
+    The file must be complete text (no NUL byte, UTF-8, closed by ``end`` / ``ENDATA``; see
+    :func:`clusteropt.solvers.files.check_model_file`): solvers read damaged files leniently.
+
     ``values`` are keyed by the file's column names.  Parameters are as for :func:`solve`.
+
+    Raises
+    ------
+    ValueError
+        Unknown suffix, a damaged file, or a file the solver cannot read (the path is named).
+    FileNotFoundError
+        No such file.
 
     Examples
     --------

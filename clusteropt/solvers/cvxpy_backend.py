@@ -2,7 +2,14 @@
 
 Statuses are mapped through :data:`CVXPY_STATUS` (one table for the backend, ``UNKNOWN``
 fallback).  CVXPY reports every user limit as ``user_limit`` and SCIP's time limit as
-``optimal_inaccurate``; both become ``FEASIBLE`` when an incumbent exists, as for every backend.
+``optimal_inaccurate``, and in both cases it hands back whatever point the solver held, which
+need not be feasible (HiGHS stopped mid-simplex, Clarabel or SCS mid-iteration).  Such a point
+counts as a solution (``FEASIBLE``) only when it passes :func:`max_violation` at the solver's
+feasibility tolerance (:data:`FEASIBILITY_TOL`); otherwise the result has no solution and says
+``TIME_LIMIT`` (a time limit was set) or ``UNKNOWN``.  Three more corrections of CVXPY's
+statuses: SCIP's time limit without an incumbent, which CVXPY raises as a solver error, is
+``TIME_LIMIT`` when the solve ran for the whole limit; the "unbounded" of the conic solvers
+(:data:`RAY_ONLY`) rests on a primal ray alone and is reported ``INFEASIBLE_OR_UNBOUNDED``.
 Dual bounds of MILPs are read from the native solver statistics through :data:`BOUND_READERS`.
 """
 
@@ -11,6 +18,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -43,6 +51,82 @@ CVXPY_STATUS: dict[str, Termination] = {
     cp.SOLVER_ERROR: Termination.ERROR,
 }
 """CVXPY status string -> :class:`Termination`."""
+
+
+FEASIBILITY_TOL: dict[str, float] = {"SCS": 1e-4}
+"""Native name -> tolerance of :func:`max_violation` for a point the solver does not certify;
+``DEFAULT_FEASIBILITY_TOL`` for the others.  HiGHS, SCIP and Gurobi accept a primal
+infeasibility of 1e-7 .. 1e-6 and Clarabel stops at 1e-8 (on its scaled problem); SCS stops at
+``eps_abs = eps_rel = 1e-4``."""
+
+DEFAULT_FEASIBILITY_TOL = 1e-6
+
+INTEGRALITY_TOL = 1e-5
+"""Largest distance of an integer variable's value from an integer in an accepted point."""
+
+RAY_ONLY = frozenset({"SCS", "CLARABEL"})
+"""Conic solvers whose "unbounded" is a certificate of dual infeasibility (a primal ray) only: it
+proves the problem infeasible *or* unbounded, not that a feasible point exists."""
+
+
+def max_violation(problem: cp.Problem, names: dict[int, str] | None = None) -> tuple[float, str]:
+    """Largest scaled violation of ``problem``'s constraints at the variables' current values.
+
+    Every constraint, every variable's domain (``nonneg``, ``bounds``, ...), integrality and
+    ``boolean`` membership in {0, 1} are checked.  A constraint's violation is divided by
+    ``1 + `` the largest magnitude among its sides, so the number is comparable with a solver's
+    relative feasibility tolerance.  Returns ``(violation, what)`` where ``what`` names the worst
+    constraint (by ``names``, constraint id -> name, where given; else its first 80 characters),
+    or ``inf`` and the variable's name when a variable has no value.
+
+    >>> x = cp.Variable(2, nonneg=True, name="x")
+    >>> prob = cp.Problem(cp.Minimize(cp.sum(x)), [x[0] + x[1] >= 1])
+    >>> x.value = np.array([0.25, 0.25])
+    >>> max_violation(prob)
+    (0.25, '1.0 <= x[0] + x[1]')
+    >>> x.value = np.array([1.0, 0.0])
+    >>> max_violation(prob)
+    (0.0, '')
+    """
+    names = names or {}
+
+    def label(con) -> str:
+        if con.id in names:
+            return names[con.id]
+        text = str(con)
+        return text if len(text) <= 80 else text[:77] + "..."
+
+    worst, what = 0.0, ""
+    for var in problem.variables():
+        if var.value is None:
+            return math.inf, var.name()
+        value = np.asarray(var.value, dtype=float)
+        if not np.isfinite(value).all():
+            return math.inf, var.name()
+        attrs = var.attributes
+        if attrs.get("boolean") or attrs.get("integer"):
+            frac = float(np.max(np.abs(value - np.round(value)), initial=0.0))
+            if frac > INTEGRALITY_TOL:
+                return math.inf, f"integrality of {var.name()}"
+        if attrs.get("boolean"):
+            out = float(np.max(np.maximum(-value, value - 1.0), initial=0.0))
+            if out > worst:
+                worst, what = out, f"{var.name()} in {{0, 1}}"
+    for con in list(problem.constraints) + [c for v in problem.variables() for c in v.domain]:
+        try:
+            viol = np.asarray(con.violation(), dtype=float)
+        except (ValueError, TypeError):  # no value for an argument, or a cone without a residual
+            return math.inf, label(con)
+        if viol.size == 0:
+            continue
+        sides = [np.abs(np.asarray(a.value, dtype=float)) for a in con.args if a.value is not None]
+        scale = 1.0 + max((float(s.max(initial=0.0)) for s in sides), default=0.0)
+        v = float(np.max(viol)) / scale
+        if not math.isfinite(v):
+            return math.inf, label(con)
+        if v > worst:
+            worst, what = v, label(con)
+    return worst, what
 
 
 def _highs_bound(stats: Any) -> tuple[float, float]:
@@ -150,7 +234,10 @@ def solve_cvxpy(
         native_options = {**native_options, "canon_backend": cp.SCIPY_CANON_BACKEND}
     start = time.perf_counter()
     try:
-        problem.solve(solver=route.native, verbose=tee, **native_options)
+        with warnings.catch_warnings():
+            # CVXPY's "Solution may be inaccurate": such points are checked below instead
+            warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+            problem.solve(solver=route.native, verbose=tee, **native_options)
         status = problem.status
     except cp.SolverError as exc:
         if "cannot solve" in str(exc):
@@ -165,9 +252,31 @@ def solve_cvxpy(
         solve_s = max(total - build_s, 0.0)
 
     term = CVXPY_STATUS.get(status, Termination.UNKNOWN)
+    raw: dict[str, Any] = {"status": status, "native": stats}
+    if stats is not None and isinstance(stats.extra_stats, dict) and "scip_status" in stats.extra_stats:
+        raw["status"] = f"{status} (scip: {stats.extra_stats['scip_status']})"
+    if status == cp.UNBOUNDED and route.native in RAY_ONLY:
+        term = Termination.INFEASIBLE_OR_UNBOUNDED
+    if status == cp.SOLVER_ERROR and time_limit is not None and total >= time_limit:
+        # CVXPY raises SCIP's "timelimit" without an incumbent as a solver error (scip_conif)
+        term = Termination.TIME_LIMIT
+        raw["status"] = f"{status} (after {total:.3g} s of a {time_limit:g} s time limit)"
     has_solution = status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE, cp.USER_LIMIT) and all(
         v.value is not None for v in named.values()
     )
+    if has_solution and status != cp.OPTIMAL:
+        # an uncertified point: a solution only if it is feasible at the solver's tolerance
+        tol = FEASIBILITY_TOL.get(route.native, DEFAULT_FEASIBILITY_TOL)
+        names = ({c.id: name for name in model.constraints for c in model.constraint_list(name)}
+                 if isinstance(model, CvxpyModel) else None)
+        violation, where = max_violation(problem, names)
+        raw["max_violation"] = violation
+        if violation > tol:
+            log.warning("%s stopped (%s) at a point that violates %s by %.3g (scaled; tolerance %g): "
+                        "not a solution", spec.name, status, where or "a constraint", violation, tol)
+            has_solution = False
+            term = Termination.TIME_LIMIT if time_limit is not None else Termination.UNKNOWN
+            raw["status"] = f"{raw['status']} (point rejected: violation {violation:.3g} > {tol:g})"
     objective = float(problem.value) if has_solution and problem.value is not None else None
     if objective is not None and not math.isfinite(objective):
         has_solution, objective = False, None
@@ -175,9 +284,6 @@ def solve_cvxpy(
         term = Termination.TIME_LIMIT  # CVXPY's user_limit; time is the only limit solve() sets
     bound = _dual_bound(problem, route.native, stats, objective, term) if mip else None
     term, bound, gap = settle(term, has_solution, objective, bound, mip=mip)
-    raw: dict[str, Any] = {"status": status, "native": stats}
-    if stats is not None and isinstance(stats.extra_stats, dict) and "scip_status" in stats.extra_stats:
-        raw["status"] = f"{status} (scip: {stats.extra_stats['scip_status']})"
     values = (
         {k: np.asarray(v.value, dtype=float) for k, v in named.items()} if has_solution else {}
     )

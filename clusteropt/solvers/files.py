@@ -171,10 +171,57 @@ SCIP_STATUS: dict[str, Termination] = {
 
 
 
+END_KEYWORD = {"lp": "end", "mps": "endata"}
+"""The keyword that closes a complete file of each format (case-insensitive)."""
+
+COMMENT = {"lp": "\\", "mps": "*"}
+"""What starts a comment: anywhere in an LP line (``\\``), at the start of an MPS line (``*``)."""
+
+
+def check_model_file(path: Path) -> str:
+    """Refuse a file that is not a complete LP / MPS text, before a solver reads it.
+
+    Solvers' readers are lenient: SCIP solves a truncated file (or binary bytes) as whatever
+    model the part it could parse describes.  A complete file is text (no NUL byte, valid
+    UTF-8) and closes with its format's end keyword (``end`` for LP, ``ENDATA`` for MPS),
+    which every writer puts last.  Returns the format.
+
+    Raises
+    ------
+    ValueError
+        Naming the file, what is wrong and (for binary bytes) the byte offset.
+    """
+    fmt = _format_of(path)
+    data = path.read_bytes()
+    nul = data.find(b"\0")
+    if nul >= 0:
+        raise ValueError(f"{path}: byte {nul} is NUL; expected an {fmt.upper()} text file")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: byte {exc.start} is not UTF-8; expected an {fmt.upper()} text file") from None
+    last = ""
+    for line in reversed(text.splitlines()):
+        if fmt == "lp":
+            line = line.split(COMMENT["lp"], 1)[0]
+        elif line.startswith(COMMENT["mps"]):
+            continue
+        if line.strip():
+            last = line.split()[-1]
+            break
+    if last.lower() != END_KEYWORD[fmt]:
+        raise ValueError(
+            f"{path}: the file ends with {last!r}, not the {END_KEYWORD[fmt].upper()} keyword that closes a "
+            f"complete {fmt.upper()} file (truncated?)"
+        )
+    return fmt
+
+
 def solve_file_with(path: Path, spec: SolverSpec, native: dict[str, Any], tee: bool) -> SolveResult:
     """Solve an LP / MPS file with ``spec``'s file route (options already native)."""
     route = spec.route("file")
     reader = FILE_SOLVERS[route.native]
+    check_model_file(path)
     return reader(path, spec, native, tee)
 
 
@@ -183,12 +230,12 @@ def _highs_file(path: Path, spec: SolverSpec, native: dict[str, Any], tee: bool)
 
     h = highspy.Highs()
     h.setOptionValue("output_flag", bool(tee))
-    for k, v in native.items():
-        h.setOptionValue(k, v)
     t0 = time.perf_counter()
     if h.readModel(str(path)) == highspy.HighsStatus.kError:
-        raise ValueError(f"HiGHS could not read {path}")
+        raise ValueError(f"HiGHS could not read {path} as an {_format_of(path).upper()} file")
     t1 = time.perf_counter()
+    for k, v in native.items():  # after reading: HiGHS would count the reading against a time limit
+        h.setOptionValue(k, v)
     h.run()
     t2 = time.perf_counter()
     status = h.getModelStatus()
@@ -215,11 +262,14 @@ def _scip_file(path: Path, spec: SolverSpec, native: dict[str, Any], tee: bool) 
     model = pyscipopt.Model()
     if not tee:
         model.hideOutput()
+    t0 = time.perf_counter()
+    try:
+        model.readProblem(str(path))
+    except OSError as exc:
+        raise ValueError(f"SCIP could not read {path} as an {_format_of(path).upper()} file ({exc})") from None
+    t1 = time.perf_counter()
     for k, v in native.items():
         model.setParam(k, v)
-    t0 = time.perf_counter()
-    model.readProblem(str(path))
-    t1 = time.perf_counter()
     model.optimize()
     t2 = time.perf_counter()
     status = model.getStatus()

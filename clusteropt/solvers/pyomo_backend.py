@@ -176,10 +176,46 @@ def _solve_contrib(model, spec, native, options, tee, obj, mip, opt):
         objective = float(inc) if inc is not None else float(pyo.value(obj))
     bound = res.objective_bound
     bound = None if bound is None or not math.isfinite(bound) else float(bound)
+    raw = {"status": str(res.termination_condition.name), "native": res}
+    if term is Termination.UNKNOWN:
+        constant = constant_model_status(model, obj)
+        if constant is not None:  # HiGHS returns "unknown" on a model without variables
+            term, objective = constant
+            has_solution, bound = objective is not None, objective
+            raw["status"] += f" (no variables: {term.value} by evaluation)"
     return _finish(
         model, spec, term, has_solution, objective, bound, mip, build_s=total - solve_s,
-        solve_s=solve_s, raw={"status": str(res.termination_condition.name), "native": res},
+        solve_s=solve_s, raw=raw,
     ), opt
+
+
+def constant_model_status(model: pyo.ConcreteModel, obj: pyo.Objective) -> tuple[Termination, float | None] | None:
+    """``(OPTIMAL, objective)`` or ``(INFEASIBLE, None)`` for a model in which no active objective
+    or constraint contains an unfixed variable (e.g. a slot model with no job active); None for
+    any other model.  Constraints are checked with an absolute tolerance of 1e-9.
+
+    >>> m = pyo.ConcreteModel()
+    >>> m.I = pyo.Set(initialize=[])
+    >>> m.x = pyo.Var(m.I)
+    >>> m.o = pyo.Objective(expr=sum(m.x[i] for i in m.I) + 2.5)
+    >>> constant_model_status(m, m.o)
+    (<Termination.OPTIMAL: 'optimal'>, 2.5)
+    """
+    from pyomo.core.expr.visitor import identify_variables
+
+    def has_var(expr) -> bool:
+        return next(identify_variables(expr, include_fixed=False), None) is not None
+
+    if has_var(obj.expr):
+        return None
+    cons = list(model.component_data_objects(pyo.Constraint, active=True, descend_into=True))
+    if any(has_var(c.body) for c in cons):
+        return None
+    for c in cons:
+        body = pyo.value(c.body)
+        if (c.has_lb() and body < pyo.value(c.lower) - 1e-9) or (c.has_ub() and body > pyo.value(c.upper) + 1e-9):
+            return Termination.INFEASIBLE, None
+    return Termination.OPTIMAL, float(pyo.value(obj.expr))
 
 
 def _solve_legacy(model, spec, native, options, tee, time_limit, obj, mip):
