@@ -120,3 +120,14 @@ def test_ring_online_quick(tmp_path):
     for row in report["speed"].values():
         assert row["max_load_over_k"] <= row["augmentation"] + 1e-9 and row["wall_s"] > 0
     assert set(report["growth_exponent"]) == set(ring_online.POLICIES)
+
+
+def test_model_memory_quick(tmp_path):
+    from benchmarks import model_memory
+
+    assert model_memory.main(["--quick", "--out", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "model_memory.json").read_text())
+    (row,) = report["results"]["coflow_milp"]
+    assert row["variables"] > 0 and row["bytes_per_variable"] > 100
+    (cell,) = report["results"]["realtime_environment"]
+    assert cell["bytes_per_frame_cell"] > 2  # two boolean arrays per cell at least

@@ -118,6 +118,7 @@ from clusteropt.algorithms.broker.decision import BrokerDecision, BrokerSchedule
 from clusteropt.instances.broker import BrokerInstance
 from clusteropt.models.cvxpy_model import CvxpyModel
 from clusteropt.models.registry import ModelSpec, register_model
+from clusteropt.models.size import check_model_size
 
 __all__ = [
     "DEFAULT_EPSILON",
@@ -253,6 +254,12 @@ def build_broker_milp(inst: BrokerInstance, *, slots=None, prev_v=None, price_fo
     need = {(i, t): int(inst.required_workers(t)[i]) for t in window for i in act_at[t]}
     data = inst.data
     sources = {(i, t): [r for r in dcs if data[i, t - 1, r] > 0] for i, t in pairs}
+    n_sources = sum(len(v) for v in sources.values())
+    check_model_size(
+        "broker-lp" if relax else "broker-milp",
+        len(pairs) * (4 * n_dcs + n_dcs * n_dcs) + n_sources * n_dcs + 5 * len(window) * n_dcs * n_res,
+        f"{len(pairs)} (job, slot) pairs x {n_dcs} DCs (y, s, v, z, g) and the price terms",
+        advice="Solve a window of slots (slots=...) or one slot at a time (--slot).")
     qidx = [(i, t, r, r2) for i, t in pairs for r in sources[i, t] for r2 in dcs]
     d = inst.transfer_cost.tolist()
     a, b, e = inst.price_a.tolist(), inst.price_b.tolist(), inst.price_e.tolist()

@@ -43,6 +43,7 @@ from pyomo.core.expr.numeric_expr import LinearExpression
 
 from clusteropt.instances.coflow import CoflowInstance, ConcurrentOpenShopInstance
 from clusteropt.models.registry import ModelSpec, register_model
+from clusteropt.models.size import check_model_size
 
 if TYPE_CHECKING:
     from clusteropt.solvers.rowgen import Cut, RowGenResult
@@ -609,6 +610,10 @@ def build_cos_milp(
     need = int((r + p.max(axis=0)).max()) if n and n_m else 1
     T = _horizon(horizon, max_r + (int(p.sum(axis=1).max()) if n and n_m else 0), need, "the instance")
 
+    rows, cols = np.nonzero(p)
+    check_model_size("cos-milp", int(np.sum(T - r[cols])) + n,
+                     f"{rows.size} nonzero loads x up to {T} slots, plus C",
+                     advice="Use the LP bound (cos-lp) or a shorter horizon.")
     m = pyo.ConcreteModel(name="cos_milp")
     m.J = pyo.RangeSet(0, n - 1, doc="jobs j")
     m.M = pyo.RangeSet(0, n_m - 1, doc="machines i")
@@ -688,6 +693,9 @@ def build_coflow_milp(
     T = _horizon(horizon, (int(r.max()) if n else 0) + int(np.sum(inst.units)), need, "the instance")
     cf, a_, b_, d_ = (inst.coflow.tolist(), inst.input.tolist(), inst.output.tolist(), inst.units.tolist())
 
+    check_model_size("coflow-milp", int(np.sum(T - r[np.asarray(inst.coflow, dtype=np.int64)])) + n,
+                     f"{inst.n_flows} flows x up to {T} slots, plus C",
+                     advice="The exact MILP is for tiny instances; use the LP bound (coflow-lp).")
     m = pyo.ConcreteModel(name="coflow_milp")
     m.J = pyo.RangeSet(0, n - 1, doc="coflows j")
     m.F = pyo.RangeSet(0, inst.n_flows - 1, doc="flows f = (j, a, b) with d^j_ab > 0")

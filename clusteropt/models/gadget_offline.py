@@ -99,6 +99,7 @@ from clusteropt.algorithms.gadget.allocation import GadgetSchedule, Ring, SlotAl
 from clusteropt.instances.gadget import GadgetInstance
 from clusteropt.models.gadget import tree_layout
 from clusteropt.models.registry import ModelSpec, register_model
+from clusteropt.models.size import check_model_size
 
 __all__ = ["build_ddljs", "ddljs_optimum", "schedule_from_solution"]
 
@@ -198,6 +199,11 @@ def build_ddljs(inst: GadgetInstance, *, form: str = "auto", relax: bool = False
             if d2.size and d2.max() > 1e-9 * scale:
                 raise ValueError(f"utility_form='chords' needs concave utility values; job {i} "
                                  f"({inst.utility}) is not concave in its worker-slots: use 'onehot'")
+    n_y = inst.n_jobs * inst.cluster.n_servers * inst.horizon
+    check_model_size("ddljs", 2 * n_y, f"{inst.n_jobs} jobs x {inst.cluster.n_servers} servers x {inst.horizon} "
+                     "slots, y and x alone; the ring variables come on top",
+                     advice="DDLJS is the exact offline optimum of small instances; use a shorter horizon "
+                            "or fewer jobs.")
     m = pyo.ConcreteModel(name=f"ddljs-{form}")
     m.form = form
     m.utility_form = utility_form

@@ -152,10 +152,29 @@ class RealtimeRun:
         }
 
 
+MAX_FRAME_CELLS = 100_000_000
+"""Largest ``frames x N x M`` the environment draws up front: 19 bytes per cell at the peak (the
+float64 draws of ``J(t)`` and of the task outcomes before they become booleans; measured by
+``python -m benchmarks.model_memory``), so 1.9 GB."""
+
+
 class RealtimeEnvironment:
-    """Frames of a :class:`RealtimeInstance`, all random inputs drawn up front (module docstring)."""
+    """Frames of a :class:`RealtimeInstance`, all random inputs drawn up front (module docstring).
+
+    Raises
+    ------
+    ValueError
+        ``frames x N x M`` above :data:`MAX_FRAME_CELLS` (refused before anything is allocated).
+    """
 
     def __init__(self, instance: RealtimeInstance, horizon: int, rng: np.random.Generator):
+        per_frame = instance.n_apps * instance.n_workers
+        cells = int(horizon) * per_frame
+        if cells > MAX_FRAME_CELLS:
+            raise ValueError(
+                f"frames = {horizon}; expected at most {MAX_FRAME_CELLS // per_frame:,} for N = {instance.n_apps} "
+                f"applications on M = {instance.n_workers} workers (every frame's jobs and task outcomes are "
+                f"drawn up front: {cells:,} cells would need about {cells * 19 / 1e9:.0f} GB)")
         self.instance = instance
         self.jobs = instance.sample_jobs(horizon, rng)
         self.task_done = rng.random(self.jobs.shape) < instance.success
