@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from clusteropt.progress import Progress
 from clusteropt.registries import lookup
 
 __all__ = ["ENVIRONMENTS", "Environment", "Policy", "register_environment", "run_online"]
@@ -64,7 +65,8 @@ def register_environment(kind: str, factory: Callable[..., Environment]) -> Call
     return factory
 
 
-def run_online(policy: Policy, instance: Any, *, horizon: int, seed=None, progress: bool = False) -> Any:
+def run_online(policy: Policy, instance: Any, *, horizon: int, seed=None, progress: bool = False,
+               unit: str = "slot") -> Any:
     """Run ``policy`` on ``instance`` for slots ``1..horizon`` and return the environment's trace.
 
     Parameters
@@ -78,7 +80,10 @@ def run_online(policy: Policy, instance: Any, *, horizon: int, seed=None, progre
     seed : int, SeedSequence or None
         Split into the environment's and the policy's random streams (module docstring).
     progress : bool
-        Log every tenth of the run at INFO level.
+        Show the slots done (:class:`clusteropt.progress.Progress`: a bar on a terminal, a log
+        line a minute otherwise).
+    unit : str
+        What a slot is called in the progress line (``"frame"``, ``"batch"``).
 
     Raises
     ------
@@ -95,9 +100,9 @@ def run_online(policy: Policy, instance: Any, *, horizon: int, seed=None, progre
     env_seq, policy_seq = seq.spawn(2)
     env = factory(instance, int(horizon), np.random.default_rng(env_seq))
     policy.reset(instance, np.random.default_rng(policy_seq))
-    tenth = max(1, int(horizon) // 10)
-    for t in range(1, int(horizon) + 1):
-        env.apply(t, policy.step(t, env.observe(t)))
-        if progress and t % tenth == 0:
-            log.info("%s: slot %d of %d", getattr(policy, "name", type(policy).__name__), t, horizon)
+    label = f"{kind} {getattr(policy, 'name', type(policy).__name__)}"
+    with Progress(label, int(horizon), unit, enabled=progress) as bar:
+        for t in range(1, int(horizon) + 1):
+            env.apply(t, policy.step(t, env.observe(t)))
+            bar.update()
     return env.result(policy)

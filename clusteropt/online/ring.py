@@ -252,10 +252,11 @@ def _parameters(algo_cls) -> set[str] | None:
 
 
 def run_ring(policy: RingPolicy | str, instance: RingInstance, *, seed: int | None = 0,
-             batch: int = DEFAULT_BATCH, **params) -> RingRun:
+             batch: int = DEFAULT_BATCH, progress: bool = False, **params) -> RingRun:
     """Run ``policy`` (a name or a :class:`RingPolicy`) on every request of ``instance``.
 
-    ``batch`` requests are one driver slot.  Returns the :class:`RingRun`; check it with
+    ``batch`` requests are one driver slot; ``progress`` shows the batches done
+    (:class:`clusteropt.progress.Progress`).  Returns the :class:`RingRun`; check it with
     :func:`clusteropt.verify.check_ring_run`.
     """
     if isinstance(policy, str):
@@ -266,7 +267,7 @@ def run_ring(policy: RingPolicy | str, instance: RingInstance, *, seed: int | No
         raise ValueError(f"batch = {batch!r}; expected an integer >= 1")
     horizon = max(1, -(-instance.n_requests // int(batch)))
     policy.seed_ = seed
-    return run_online(policy, instance, horizon=horizon, seed=seed)
+    return run_online(policy, instance, horizon=horizon, seed=seed, progress=progress, unit="batch")
 
 
 def hit_the_cut(instance: RingInstance, requests: int, *, against: str = "dynamic-wfa", seed: int = 0,
