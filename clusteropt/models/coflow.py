@@ -486,13 +486,14 @@ def cos_lower_bound(
     time_limit: float | None = None,
     purge_after: int | None = PURGE_AFTER,
     initial: str = "singletons+full",
+    progress: bool = False,
 ) -> tuple[float, np.ndarray, RowGenResult]:
     """The slides' LP lower bound on ``sum_j w_j C_j``, solved by row generation (coflow.md B8).
 
     Parameters
     ----------
     inst : ConcurrentOpenShopInstance or CoflowInstance
-    solver, tol, max_rounds, persistent, time_limit, purge_after :
+    solver, tol, max_rounds, persistent, time_limit, purge_after, progress :
         As in :func:`clusteropt.solvers.rowgen.row_generation`.  Default ``purge_after``:
         :data:`PURGE_AFTER` (None keeps every cut; the optimum is the same, the solves slower).
     per_machine : int
@@ -539,7 +540,8 @@ def cos_lower_bound(
         return parallel_cut_rows(m, cuts)
 
     rg = row_generation(model, separate, solver=solver, tol=tol, max_rounds=max_rounds,
-                        persistent=persistent, time_limit=time_limit, purge_after=purge_after)
+                        persistent=persistent, time_limit=time_limit, purge_after=purge_after,
+                        progress=progress)
     rg = dataclasses.replace(rg, model_build_seconds=build_s)
     C = np.array(rg.result.values["C"], dtype=float).reshape(-1)
     if not rg.converged:

@@ -27,6 +27,7 @@ import numpy as np
 from clusteropt.instances.realtime import MAX_STATES, RealtimeInstance
 from clusteropt.online.driver import run_online
 from clusteropt.online.realtime import StationaryPolicy, make_policy
+from clusteropt.progress import Progress
 
 __all__ = [
     "ExactRegion",
@@ -100,7 +101,8 @@ def exact_region(inst: RealtimeInstance, direction=None, *, solver: str = "highs
 
 
 def estimate_theta(inst: RealtimeInstance, policy: str | Callable, direction=None, *, frames: int = 10_000,
-                   tol: float = 0.01, seed=0, precision: float = 1e-3, hi: float | None = None) -> float:
+                   tol: float = 0.01, seed=0, precision: float = 1e-3, hi: float | None = None,
+                   progress: bool = False) -> float:
     """The largest ``theta`` whose requirement ``theta * d`` the policy fulfils in simulation.
 
     Parameters
@@ -119,6 +121,8 @@ def estimate_theta(inst: RealtimeInstance, policy: str | Callable, direction=Non
         Stop when the bracket is narrower.
     hi : float, optional
         Upper end of the bracket; default ``1 / max(d)`` plus ``tol`` (a rate never exceeds 1).
+    progress : bool
+        Show the simulations done (one per bisection step; :class:`clusteropt.progress.Progress`).
 
     References
     ----------
@@ -136,14 +140,20 @@ def estimate_theta(inst: RealtimeInstance, policy: str | Callable, direction=Non
 
     lo = 0.0
     hi = (1.0 + tol) / float(d.max()) if hi is None else float(hi)
-    if ok(hi):
-        return hi
-    while hi - lo > precision:
-        mid = 0.5 * (lo + hi)
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid
+    steps = 1 + max(0, math.ceil(math.log2(max(hi - lo, precision) / precision)))
+    name = policy if isinstance(policy, str) else getattr(policy, "__name__", "policy")
+    with Progress(f"theta {name}", steps, "simulation", enabled=progress) as bar:
+        found = ok(hi)
+        bar.update()
+        if found:
+            return hi
+        while hi - lo > precision:
+            mid = 0.5 * (lo + hi)
+            if ok(mid):
+                lo = mid
+            else:
+                hi = mid
+            bar.update()
     return lo
 
 

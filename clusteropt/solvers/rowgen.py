@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 from pyomo.environ import value as pyo_value
 
+from clusteropt.progress import Progress
 from clusteropt.solvers.result import NotOptimalError, SolveResult, Termination
 
 log = logging.getLogger(__name__)
@@ -301,6 +302,7 @@ def row_generation(
     purge_after: int | None = None,
     threads: int | None = None,
     options: dict[str, Any] | None = None,
+    progress: bool = False,
 ) -> RowGenResult:
     """Solve a Pyomo LP, add the violated cuts ``separate`` returns, repeat until none is left.
 
@@ -335,6 +337,8 @@ def row_generation(
         cuts in ``model.rowgen_cuts`` added by this call are ever deleted.
     threads, options :
         Passed to every solve.
+    progress : bool
+        Show the rounds done (:class:`clusteropt.progress.Progress`; the total is unknown).
 
     Returns
     -------
@@ -405,77 +409,79 @@ def row_generation(
     def left() -> float | None:
         return None if time_limit is None else time_limit - (time.perf_counter() - start)
 
-    while True:
-        remaining = left()
-        if remaining is not None and remaining <= 0 and last is not None:
-            status = "time_limit"
-            break
-        limit = None if remaining is None else max(remaining, 1e-3)
-        if ps is not None:
-            res = ps.solve(time_limit=limit, raise_on_nonoptimal=False)
-        else:
-            res = solve(model, solver, time_limit=limit, threads=threads, options=options,
-                        raise_on_nonoptimal=False)
-        rounds += 1
-        build_s += res.build_seconds
-        solve_s += res.solve_seconds
-        if not res.is_optimal:
-            timed_out = res.termination in (Termination.TIME_LIMIT, Termination.FEASIBLE)
-            if last is None or not (timed_out and time_limit is not None):
-                from clusteropt.solvers.core import check_optimal
+    with Progress("row generation", None, "round", enabled=progress) as bar:
+        while True:
+            remaining = left()
+            if remaining is not None and remaining <= 0 and last is not None:
+                status = "time_limit"
+                break
+            limit = None if remaining is None else max(remaining, 1e-3)
+            if ps is not None:
+                res = ps.solve(time_limit=limit, raise_on_nonoptimal=False)
+            else:
+                res = solve(model, solver, time_limit=limit, threads=threads, options=options,
+                            raise_on_nonoptimal=False)
+            rounds += 1
+            bar.update()
+            build_s += res.build_seconds
+            solve_s += res.solve_seconds
+            if not res.is_optimal:
+                timed_out = res.termination in (Termination.TIME_LIMIT, Termination.FEASIBLE)
+                if last is None or not (timed_out and time_limit is not None):
+                    from clusteropt.solvers.core import check_optimal
 
-                try:
-                    check_optimal(res, True)
-                except NotOptimalError as exc:
-                    raise NotOptimalError(f"row generation round {rounds}: {exc}", res) from None
-            status = "time_limit"  # keep the last optimal relaxation: still a valid bound
-            break
-        last = res
+                    try:
+                        check_optimal(res, True)
+                    except NotOptimalError as exc:
+                        raise NotOptimalError(f"row generation round {rounds}: {exc}", res) from None
+                status = "time_limit"  # keep the last optimal relaxation: still a valid bound
+                break
+            last = res
 
-        t0 = time.perf_counter()
-        offered = [_as_cut(c) for c in separate(model, res)]
-        sep_s += time.perf_counter() - t0
-        violated = [c for c in offered if float(c.violation) > c.threshold(tol)]
-        max_violation = max((c.relative_violation for c in violated), default=0.0)
-        fresh = [c for c in violated if c.key is None or c.key not in seen]
-        log.debug(
-            "row generation round %d: objective %.10g, %d cuts offered, %d violated (max relative "
-            "violation %.3g), solve %.3g s", rounds, res.objective, len(offered), len(violated),
-            max_violation, res.solve_seconds,
-        )
-        if not violated:
-            status = "converged"
-            break
-        if not fresh:
-            status = "stalled"
-            break
-        if rounds >= max_rounds:
-            status = "max_rounds"
-            break
-        remaining = left()
-        if remaining is not None and remaining <= 0:
-            status = "time_limit"
-            break
-        fresh.sort(key=lambda c: -c.relative_violation)
-        if max_cuts_per_round is not None:
-            fresh = fresh[: int(max_cuts_per_round)]
-        t0 = time.perf_counter()
-        n_removed = 0
-        if mirror is not None:
-            for i in mirror.count_slack(tol):
-                if mirror.slack[i] >= purge_after:
-                    seen.discard(mirror.remove(i))
-                    del cuts_list[i]
-                    n_removed += 1
-        for c in fresh:
-            con = cuts_list.add(c.expr)
-            if c.key is not None:
-                seen.add(c.key)
+            t0 = time.perf_counter()
+            offered = [_as_cut(c) for c in separate(model, res)]
+            sep_s += time.perf_counter() - t0
+            violated = [c for c in offered if float(c.violation) > c.threshold(tol)]
+            max_violation = max((c.relative_violation for c in violated), default=0.0)
+            fresh = [c for c in violated if c.key is None or c.key not in seen]
+            log.debug(
+                "row generation round %d: objective %.10g, %d cuts offered, %d violated (max relative "
+                "violation %.3g), solve %.3g s", rounds, res.objective, len(offered), len(violated),
+                max_violation, res.solve_seconds,
+            )
+            if not violated:
+                status = "converged"
+                break
+            if not fresh:
+                status = "stalled"
+                break
+            if rounds >= max_rounds:
+                status = "max_rounds"
+                break
+            remaining = left()
+            if remaining is not None and remaining <= 0:
+                status = "time_limit"
+                break
+            fresh.sort(key=lambda c: -c.relative_violation)
+            if max_cuts_per_round is not None:
+                fresh = fresh[: int(max_cuts_per_round)]
+            t0 = time.perf_counter()
+            n_removed = 0
             if mirror is not None:
-                mirror.add(con, c.key)
-        build_s += time.perf_counter() - t0
-        per_round.append(len(fresh))
-        removed.append(n_removed)
+                for i in mirror.count_slack(tol):
+                    if mirror.slack[i] >= purge_after:
+                        seen.discard(mirror.remove(i))
+                        del cuts_list[i]
+                        n_removed += 1
+            for c in fresh:
+                con = cuts_list.add(c.expr)
+                if c.key is not None:
+                    seen.add(c.key)
+                if mirror is not None:
+                    mirror.add(con, c.key)
+            build_s += time.perf_counter() - t0
+            per_round.append(len(fresh))
+            removed.append(n_removed)
 
     assert last is not None
     total = time.perf_counter() - start

@@ -26,6 +26,7 @@ from clusteropt.algorithms.coflow.orderings import (
 from clusteropt.algorithms.coflow.schedule import CoflowSchedule
 from clusteropt.algorithms.coflow.schedulers import SCHEDULERS
 from clusteropt.instances.coflow import CoflowInstance, ConcurrentOpenShopInstance
+from clusteropt.progress import Progress
 
 __all__ = ["POLICIES", "CoflowRun", "coflow_order", "run_coflow"]
 
@@ -122,6 +123,7 @@ def run_coflow(
     kappa: float = 0.5,
     solver: str = "highs",
     bound: tuple[float, np.ndarray, bool] | None = None,
+    progress: bool = False,
 ) -> CoflowRun:
     """Order, schedule, verify (and bound) one instance.
 
@@ -142,6 +144,9 @@ def run_coflow(
         LP solver for the bound.
     bound : (value, C, converged), optional
         A bound computed before (reused across policies of one instance).
+    progress : bool
+        Show the stages done (bound, order, schedule, verify) and the bound's row-generation
+        rounds (:class:`clusteropt.progress.Progress`).
 
     Returns
     -------
@@ -158,22 +163,28 @@ def run_coflow(
         raise ValueError(f"policy = {policy!r}; expected one of {', '.join(POLICIES)}")
     seconds: dict[str, float] = {}
     report_bound = lower_bound or policy == "lp-order"
-    if bound is None and report_bound:
-        from clusteropt.models.coflow import cos_lower_bound
+    stages = 3 + (bound is None and report_bound)
+    with Progress(f"coflow {policy}", stages, "stage", enabled=progress) as bar:
+        if bound is None and report_bound:
+            from clusteropt.models.coflow import cos_lower_bound
 
+            t0 = time.perf_counter()
+            value, completion_lp, rowgen = cos_lower_bound(inst, solver=solver, progress=progress)
+            seconds["lower_bound"] = time.perf_counter() - t0
+            bound = (value, completion_lp, rowgen.converged)
+            bar.update()
         t0 = time.perf_counter()
-        value, completion_lp, rowgen = cos_lower_bound(inst, solver=solver)
-        seconds["lower_bound"] = time.perf_counter() - t0
-        bound = (value, completion_lp, rowgen.converged)
-    t0 = time.perf_counter()
-    order = coflow_order(inst, policy, kappa=kappa, lp_completion=None if bound is None else bound[1])
-    seconds["order"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    schedule = SCHEDULERS[scheduler](inst, order)
-    seconds["schedule"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    check = check_coflow_schedule(inst, schedule)
-    seconds["verify"] = time.perf_counter() - t0
+        order = coflow_order(inst, policy, kappa=kappa, lp_completion=None if bound is None else bound[1])
+        seconds["order"] = time.perf_counter() - t0
+        bar.update()
+        t0 = time.perf_counter()
+        schedule = SCHEDULERS[scheduler](inst, order)
+        seconds["schedule"] = time.perf_counter() - t0
+        bar.update()
+        t0 = time.perf_counter()
+        check = check_coflow_schedule(inst, schedule)
+        seconds["verify"] = time.perf_counter() - t0
+        bar.update()
     return CoflowRun(
         policy=policy, scheduler=scheduler, order=order, schedule=schedule,
         completion=check.completion if check.completion is not None else np.zeros(inst.n_coflows, np.int64),
