@@ -12,13 +12,24 @@ coflow simulators use) splits it equally over the M mappers, so the coflow moves
 :func:`read_coflow_benchmark` turns such a file into a :class:`CoflowInstance` of integer units
 and slot releases, and rejects a malformed line with a :class:`TraceError` whose message starts
 with ``<file>:<line>:``.
+
+**Hostile input.**  Every reader of this package (this one, the GPU job CSVs of
+:mod:`~clusteropt.instances.gadget_trace` and the price files of :mod:`~clusteropt.instances.broker`)
+returns a valid instance or raises one :class:`TraceError` naming the file and line, whatever the
+file holds: files are decoded as UTF-8 (a leading byte-order mark is accepted, invalid bytes are
+reported with their offset and line), CSV syntax errors (such as a field longer than
+``csv.field_size_limit()``) are reported with their line, and every number read is range-checked
+*before* anything is sized by it.  The limits of this reader are :data:`MAX_PORTS`,
+:data:`MAX_FLOWS` and :data:`MAX_INT`.
 """
 
 from __future__ import annotations
 
+import codecs
 import logging
 import math
 import re
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -28,7 +39,7 @@ import numpy as np
 from clusteropt.instances.base import InstanceError
 from clusteropt.instances.coflow import CoflowInstance
 
-__all__ = ["TraceError", "read_coflow_benchmark"]
+__all__ = ["MAX_FLOWS", "MAX_INT", "MAX_PORTS", "TraceError", "read_coflow_benchmark"]
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +48,18 @@ _PORT = re.compile(r"[0-9]+")
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _SNAP = 1e-9  # a quotient within this relative distance of an integer is that integer
 
+#: Most ports a coflow-benchmark header may declare (per-port arrays are sized by it).
+MAX_PORTS = 10**6
+#: Most flows (mapper x reducer pairs with a positive size) in one coflow-benchmark file: reading 10**7 flows
+#: peaks at about 1.6 GB.  The public 150-port trace cannot come close (526 coflows of at most 150 x 150).
+MAX_FLOWS = 10**7
+#: Largest magnitude of an integer read or computed by the trace readers: coflow ids, release slots, the
+#: total units of a file.  ``2**53`` is the largest range in which every integer is exact in a float64
+#: (instances are validated through float arrays) and sums of such integers stay far inside int64.
+MAX_INT = 2**53
+_MAX_DIGITS = len(str(MAX_INT))  # a token with more significant digits is out of range unparsed
+_SHOWN = 60  # characters of a long offending value kept in a message
+
 
 class TraceError(InstanceError):
     """A bad line in a trace file; the message starts with ``<file>:<line>:``.
@@ -44,20 +67,61 @@ class TraceError(InstanceError):
     Attributes ``path`` and ``lineno`` (1-based) locate the line; ``where``, ``value`` and
     ``expected`` are those of :class:`~clusteropt.instances.base.InstanceError`.
 
+    A text or bytes value longer than 60 characters is shortened, so the message stays readable
+    however long the offending field.
+
     >>> str(TraceError("fb.txt", 3, "arrival", "-5", ">= 0 (milliseconds)"))
     "fb.txt:3: arrival = '-5'; expected >= 0 (milliseconds)"
+    >>> str(TraceError("fb.txt", 3, "arrival", "9" * 200_000, "a number"))
+    "fb.txt:3: arrival = '9999999999999999999999999999999999999999... (200000 characters)'; expected a number"
     """
 
     def __init__(self, path: str | Path, lineno: int, what: str, value: Any, expected: str):
         self.path, self.lineno = str(path), int(lineno)
+        if isinstance(value, str | bytes) and len(value) > _SHOWN:
+            value = f"{value[:40]!s}... ({len(value)} characters)" if isinstance(value, str) else (
+                value[:40] + f"... ({len(value)} bytes)".encode())
         super().__init__(f"{path}:{lineno}: {what}", value, expected)
 
 
+def _read_text(path: Path) -> str:
+    """The whole file decoded as UTF-8 (a leading byte-order mark dropped), or one :class:`TraceError`.
+
+    The error names the byte offset and the line (lines end at ``\\n``, ``\\r\\n`` or ``\\r``) of the
+    first byte that is not UTF-8.
+    """
+    raw = path.read_bytes()
+    skip = len(codecs.BOM_UTF8) if raw.startswith(codecs.BOM_UTF8) else 0
+    try:
+        return raw[skip:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        pos = skip + exc.start
+        head = raw[:pos]
+        lineno = 1 + head.count(b"\n") + head.count(b"\r") - head.count(b"\r\n")
+        raise TraceError(path, lineno, f"byte {pos}", raw[pos : pos + 1],
+                         f"UTF-8 text ({exc.reason}); re-encode the file as UTF-8") from None
+
+
+def _split_lines(text: str) -> list[str]:
+    """Lines ending at ``\\n``, ``\\r\\n`` or ``\\r`` (as editors count them), without their ends."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+def _whole(token: str) -> int | None:
+    """``int(token)`` for an integer token of at most :data:`MAX_INT`'s digit count, else None."""
+    digits = token.lstrip("+-").lstrip("0")
+    return int(token) if len(digits) <= _MAX_DIGITS else None
+
+
 def _positive(name: str, value: float) -> float:
+    """A positive finite number (at least the smallest normal float, so its inverse is finite)."""
     if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
         raise ValueError(f"{name} = {value!r}; expected a positive finite number")
     if not (math.isfinite(value) and value > 0):
         raise ValueError(f"{name} = {value!r}; expected a positive finite number")
+    if value < sys.float_info.min:
+        raise ValueError(f"{name} = {value!r}; expected a positive finite number >= {sys.float_info.min!r} "
+                         "(a normal float: dividing by it must not overflow)")
     return float(value)
 
 
@@ -76,40 +140,78 @@ class _Line:
     def error(self, what: str, value: Any, expected: str) -> TraceError:
         return TraceError(self.path, self.lineno, what, value, expected)
 
-    def integer(self, k: int, what: str, *, minimum: int | None = None) -> int:
+    def integer(self, k: int, what: str, *, minimum: int | None = None, maximum: int = MAX_INT,
+                why: str = "MAX_INT = 2**53") -> int:
+        """Token ``k`` as an integer in ``[minimum, maximum]`` (``minimum`` None: ``-MAX_INT``)."""
         tok = self.tokens[k]
         if not _INT.fullmatch(tok):
             raise self.error(what, tok, "an integer")
-        value = int(tok)
-        if minimum is not None and value < minimum:
+        value = _whole(tok)
+        below = tok.startswith("-") if value is None else minimum is not None and value < minimum
+        if minimum is not None and below:
             raise self.error(what, tok, f"an integer >= {minimum}")
+        low = -MAX_INT if minimum is None else minimum
+        if value is None or not low <= value <= maximum:
+            raise self.error(what, tok, f"an integer in [{low}, {maximum}] ({why})")
         return value
 
+    def port(self, tok: str) -> int | None:
+        """``tok`` as a port number in ``[0, n_ports)``, else None."""
+        value = _whole(tok) if _PORT.fullmatch(tok) else None
+        return value if value is not None and value < self.n_ports else None
+
     def ports(self, tokens: Sequence[str], what: str, first: int) -> np.ndarray:
+        out = np.zeros(len(tokens), dtype=np.int64)
         for k, tok in enumerate(tokens):
-            if not _PORT.fullmatch(tok) or int(tok) >= self.n_ports:
+            value = self.port(tok)
+            if value is None:
                 raise self.error(f"{what} (token {first + k + 1})", tok,
                                  f"a port number in [0, {self.n_ports}) (the header's port count)")
-        return np.array(tokens, dtype=np.int64) if tokens else np.zeros(0, dtype=np.int64)
+            out[k] = value
+        return out
 
     def reducers(self, tokens: Sequence[str], first: int) -> tuple[np.ndarray, np.ndarray]:
-        ports: list[str] = []
+        ports = np.zeros(len(tokens), dtype=np.int64)
         sizes = np.empty(len(tokens))
         for k, tok in enumerate(tokens):
             port, sep, mb = tok.partition(":")
             where = f"reducer entry {k + 1} (token {first + k + 1})"
             if not sep or ":" in mb:
                 raise self.error(where, tok, "'port:MB', e.g. '65:1.0'")
-            if not _PORT.fullmatch(port) or int(port) >= self.n_ports:
+            value = self.port(port)
+            if value is None:
                 raise self.error(where, tok, f"a port number in [0, {self.n_ports}) before ':'")
             if not _NUMBER.fullmatch(mb):
                 raise self.error(where, tok, "a finite number of megabytes after ':'")
             size = float(mb)
             if not (math.isfinite(size) and size >= 0):
                 raise self.error(where, tok, "a finite size >= 0 MB after ':'")
-            ports.append(port)
+            ports[k] = value
             sizes[k] = size
-        return np.array(ports, dtype=np.int64) if ports else np.zeros(0, dtype=np.int64), sizes
+        return ports, sizes
+
+    def release(self, arrival: float, slot_ms: float) -> int:
+        """``floor(arrival / slot_ms)`` (snapped), at most :data:`MAX_INT`."""
+        q = arrival / slot_ms
+        slot = float(_snap(np.array([q]))[0]) if math.isfinite(q) else q
+        if not (math.isfinite(slot) and math.floor(slot) <= MAX_INT):
+            raise self.error("arrival", self.tokens[1], f"at most MAX_INT = 2**53 slots of slot_ms = {slot_ms!r} "
+                             f"ms (floor(arrival / slot_ms) = {q:.3g}); raise slot_ms")
+        return math.floor(slot)
+
+    def units(self, demand_mb: np.ndarray, out_ports: np.ndarray, m: int, unit_mb: float) -> np.ndarray:
+        """``ceil(MB / M / unit_mb)`` (snapped, at least 1) of every flow, each at most :data:`MAX_INT`."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            q = demand_mb / (m * unit_mb)
+            units = np.maximum(np.ceil(_snap(q)), 1)
+        bad = ~(units <= MAX_INT)  # also NaN / inf
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            port = int(out_ports[k % out_ports.size])
+            raise self.error(f"reducer port {port} size (MB)", float(demand_mb[k]),
+                             f"at most MAX_INT = 2**53 units per flow; ceil(MB / M / unit_mb) = {q[k]:.3g} "
+                             f"with M = {m} and unit_mb = {unit_mb!r}; raise unit_mb")
+        return units.astype(np.int64)
 
 
 def _parse_header(path: Path, lines: list[str]) -> tuple[int, int, int]:
@@ -121,8 +223,9 @@ def _parse_header(path: Path, lines: list[str]) -> tuple[int, int, int]:
         line = _Line(path, k + 1, tokens, 0)
         if len(tokens) != 2:
             raise line.error("header", text.strip(), "'<ports> <coflows>' (two integers)")
-        return k, line.integer(0, "header port count", minimum=1), line.integer(1, "header coflow count",
-                                                                                 minimum=0)
+        ports = line.integer(0, "header port count", minimum=1, maximum=MAX_PORTS,
+                             why="MAX_PORTS; the reader sizes per-port arrays by it")
+        return k, ports, line.integer(1, "header coflow count", minimum=0)
     raise TraceError(path, 1, "header", "" if not lines else lines[0], "'<ports> <coflows>'; the file is empty")
 
 
@@ -155,15 +258,21 @@ def read_coflow_benchmark(
       MB; the summed demand is rounded up once, and a warning is logged.  The instance then holds
       each (coflow, input, output) once, as :class:`CoflowInstance` requires.
     * **Order and ids**: coflow j is the j-th coflow line of the file and keeps the trace's id.
+    * **Limits** (checked before anything is sized by them): at most :data:`MAX_PORTS` = 10**6
+      ports, :data:`MAX_FLOWS` = 10**7 flows in the file, and :data:`MAX_INT` = 2**53 for the
+      magnitude of an id or any other integer token, one flow's units, and the latest release
+      plus the file's total units (so every slot of a schedule is exact).
+    * **Text**: UTF-8 (a leading byte-order mark is accepted); lines end at ``\\n``, ``\\r\\n``
+      or ``\\r``, and tokens are separated by whitespace.
 
     Parameters
     ----------
     path : str or Path
         The trace file.
     unit_mb : float, default 1.0
-        Megabytes per unit (one unit per port per slot); positive and finite.
+        Megabytes per unit (one unit per port per slot); positive, finite and not subnormal.
     slot_ms : float, default 1000.0
-        Milliseconds per slot; positive and finite.
+        Milliseconds per slot; positive, finite and not subnormal.
     weights : sequence of float, optional
         One weight per coflow line in file order; default all 1.0.
 
@@ -178,7 +287,9 @@ def read_coflow_benchmark(
         a token count disagreeing with M or R, a non-numeric token, M or R below 1, a negative,
         non-numeric or non-finite arrival or size, bad ``port:MB`` syntax, a port outside
         ``[0, ports)``, a duplicate coflow id (naming both lines), or a number of coflow lines
-        disagreeing with the header (reported at the header line, with the count found).
+        disagreeing with the header (reported at the header line, with the count found); a number
+        beyond the limits above (a release or units beyond :data:`MAX_INT` name ``slot_ms`` or
+        ``unit_mb``); bytes that are not UTF-8 (with their offset).
     ValueError
         ``unit_mb``, ``slot_ms`` or ``weights`` is bad (the message names the parameter).
     FileNotFoundError
@@ -208,17 +319,17 @@ def read_coflow_benchmark(
     unit_mb = _positive("unit_mb", unit_mb)
     slot_ms = _positive("slot_ms", slot_ms)
     path = Path(path)
-    lines = path.read_text().splitlines()
+    lines = _split_lines(_read_text(path))
     head, n_ports, n_declared = _parse_header(path, lines)
 
     ids: list[int] = []
-    arrivals: list[float] = []
+    releases: list[int] = []
     first_line: dict[int, int] = {}
     coflows: list[np.ndarray] = []
     inputs: list[np.ndarray] = []
     outputs: list[np.ndarray] = []
-    demands: list[np.ndarray] = []
-    n_local = 0
+    units: list[np.ndarray] = []
+    n_local = n_flows = total_units = 0
     for k in range(head + 1, len(lines)):
         tokens = lines[k].split()
         if not tokens:
@@ -227,7 +338,7 @@ def read_coflow_benchmark(
         if len(tokens) < 4:
             raise line.error("token count", len(tokens),
                              "at least 4: '<id> <arrival ms> <M> <mapper ports...> <R> <port:MB ...>'")
-        cid = line.integer(0, "coflow id")
+        cid = line.integer(0, "coflow id", why="MAX_INT = 2**53, exact in a float64")
         if cid in first_line:
             raise line.error("coflow id", cid, f"distinct ids ({cid} is also the id on line {first_line[cid]})")
         if not _NUMBER.fullmatch(tokens[1]):
@@ -235,6 +346,7 @@ def read_coflow_benchmark(
         arrival = float(tokens[1])
         if not (math.isfinite(arrival) and arrival >= 0):
             raise line.error("arrival", tokens[1], "a finite number of milliseconds >= 0")
+        release = line.release(arrival, slot_ms)
         m = line.integer(2, "mapper count M", minimum=1)
         if len(tokens) < 4 + m:
             raise line.error("token count", len(tokens),
@@ -248,25 +360,44 @@ def read_coflow_benchmark(
 
         in_ports, in_count = np.unique(mappers, return_counts=True)
         out_ports, inverse = np.unique(rports, return_inverse=True)
-        out_mb = np.bincount(inverse, weights=sizes, minlength=out_ports.size)
+        with np.errstate(over="ignore"):
+            out_mb = np.bincount(inverse, weights=sizes, minlength=out_ports.size)
         if in_ports.size < m or out_ports.size < r:
             log.warning("%s:%d: coflow %d lists a port twice; its demands are summed", path, k + 1, cid)
         keep = out_mb > 0
         out_ports, out_mb = out_ports[keep], out_mb[keep]
         nin, nout = in_ports.size, out_ports.size
+        if n_flows + nin * nout > MAX_FLOWS:
+            raise line.error("flows", f"{nin} mapper ports x {nout} reducer ports",
+                             f"at most MAX_FLOWS = {MAX_FLOWS} flows in the file ({n_flows} before this line)")
+        n_flows += nin * nout
+        with np.errstate(over="ignore"):
+            demand_mb = (in_count[:, None] * out_mb[None, :]).ravel()
+        flow_units = line.units(demand_mb, out_ports, m, unit_mb)
+        total_units += int(flow_units.sum(dtype=float))  # a float sum: no int64 wrap-around before the check
+        if total_units > MAX_INT:
+            raise line.error("total units", total_units, "at most MAX_INT = 2**53 units in the file with "
+                             f"unit_mb = {unit_mb!r} MB; raise unit_mb")
         inputs.append(np.repeat(in_ports, nout))
         outputs.append(np.tile(out_ports, nin))
-        demands.append((in_count[:, None] * out_mb[None, :]).ravel() / (m * unit_mb))
+        units.append(flow_units)
         coflows.append(np.full(nin * nout, len(ids), dtype=np.int64))
         n_local += int(np.intersect1d(in_ports, out_ports, assume_unique=True).size)
         first_line[cid] = k + 1
         ids.append(cid)
-        arrivals.append(arrival)
+        releases.append(release)
 
     n = len(ids)
     if n != n_declared:
         raise TraceError(path, head + 1, "header coflow count", n_declared,
                          f"the number of coflow lines in the file, {n} found")
+    if n and max(releases) > MAX_INT - total_units:  # a schedule may end at the last release plus all units
+        j = int(np.argmax(releases))
+        lineno = first_line[ids[j]]
+        raise TraceError(path, lineno, "arrival", lines[lineno - 1].split()[1],
+                         f"a release slot of at most MAX_INT - (the file's total units) = 2**53 - {total_units}, "
+                         f"so every slot of a schedule is exact; it is {releases[j]} with slot_ms = {slot_ms!r}: "
+                         "raise slot_ms or unit_mb")
     if weights is None:
         weight = np.ones(n)
     else:
@@ -274,18 +405,16 @@ def read_coflow_benchmark(
         if weight.shape != (n,):
             raise ValueError(f"weights has shape {weight.shape}; expected ({n},): one weight per coflow line")
 
-    def cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
-        return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
+    def cat(parts: list[np.ndarray]) -> np.ndarray:
+        return np.concatenate(parts).astype(np.int64, copy=False) if parts else np.zeros(0, dtype=np.int64)
 
-    units = np.maximum(np.ceil(_snap(cat(demands, float))), 1).astype(np.int64)
-    release = np.floor(_snap(np.asarray(arrivals, dtype=float) / slot_ms)).astype(np.int64)
+    release = np.asarray(releases, dtype=np.int64)
     inst = CoflowInstance(
-        n_inputs=n_ports, n_outputs=n_ports, coflow=cat(coflows, np.int64), input=cat(inputs, np.int64),
-        output=cat(outputs, np.int64), units=units, weight=weight, release=release,
-        ids=np.asarray(ids, dtype=np.int64),
+        n_inputs=n_ports, n_outputs=n_ports, coflow=cat(coflows), input=cat(inputs), output=cat(outputs),
+        units=cat(units), weight=weight, release=release, ids=np.asarray(ids, dtype=np.int64),
     )
     busy = np.bincount(inst.input, minlength=n_ports) + np.bincount(inst.output, minlength=n_ports)
     used = np.count_nonzero(busy)
     log.info("read %s: %d coflows, %d flows (%d rack-local), %d units, %d of %d ports used, releases 0..%d",
-             path, n, inst.n_flows, n_local, int(units.sum()), used, n_ports, int(release.max(initial=0)))
+             path, n, inst.n_flows, n_local, int(inst.units.sum()), used, n_ports, int(release.max(initial=0)))
     return inst

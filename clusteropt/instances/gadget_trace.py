@@ -23,23 +23,35 @@ the trace has no run time (integer in [1000, 6000], the paper's range), and the 
 none is given (:func:`~clusteropt.instances.gadget.fat_tree_cluster`).
 
 A malformed row raises :class:`~clusteropt.instances.coflow_trace.TraceError`, whose message
-starts with ``<file>:<line>:`` (line 1 is the header).
+starts with ``<file>:<line>:`` (line 1 is the header).  Whatever the file holds, the readers return
+an instance or raise that one error (see :mod:`~clusteropt.instances.coflow_trace`, "Hostile input"):
+files are read as UTF-8 (a byte-order mark is accepted), CSV syntax errors such as a field longer
+than ``csv.field_size_limit()`` are reported with their line, and numbers are range-checked:
+
+* ``num_gpus`` / ``num_gpu`` at most :data:`MAX_GPUS` (10**6) per job;
+* the worker-slot limit ``F_i`` at most :data:`~clusteropt.instances.coflow_trace.MAX_INT` (2**53);
+* without an explicit ``horizon``, the last arrival slot (which becomes ``T``) at most
+  :data:`MAX_HORIZON` (10**6 slots): a single outlier time stamp would otherwise make a horizon of
+  10**18 slots that no online run finishes.  The error names the line and time stamp; pass
+  ``horizon=`` (later jobs are dropped) or ``max_jobs=`` to read such a file.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import logging
 import math
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from clusteropt.instances.coflow_trace import _NUMBER, TraceError, _positive, _snap
+from clusteropt.instances.coflow_trace import _NUMBER, MAX_INT, TraceError, _positive, _read_text, _snap
 from clusteropt.instances.gadget import UTILITIES, Cluster, GadgetInstance, _draw_job_params, fat_tree_cluster
 
-__all__ = ["read_alibaba_jobs", "read_philly_jobs"]
+__all__ = ["MAX_GPUS", "MAX_HORIZON", "read_alibaba_jobs", "read_philly_jobs"]
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +62,12 @@ ALIBABA_COLUMNS = ("num_gpu", "gpu_milli", "creation_time", "deletion_time", "sc
 #: ``F_i`` range (worker-slots) drawn for a job whose run time the trace does not give.
 _LIMIT_RANGE = (1000, 6000)
 _MISSING = ("", "nan")
+
+#: Most GPUs (workers) one job of a trace may ask for.
+MAX_GPUS = 10**6
+#: Most slots from the first to the last arrival when the caller gives no ``horizon`` (which then is the
+#: last arrival slot); a longer span needs an explicit ``horizon=`` (or ``max_jobs=``).
+MAX_HORIZON = 10**6
 
 
 @dataclass(frozen=True)
@@ -82,45 +100,91 @@ class _Row:
             raise self.error(col, text, "a finite number >= 0")
         return value
 
-    def count(self, col: str, *, minimum: int) -> int:
-        """A whole number >= ``minimum`` (``"2"`` or ``"2.0"``) from column ``col``."""
+    def count(self, col: str, *, minimum: int, maximum: int = MAX_INT, why: str = "MAX_INT = 2**53") -> int:
+        """A whole number in ``[minimum, maximum]`` (``"2"`` or ``"2.0"``) from column ``col``."""
         value = self.number(col)
         if value != math.floor(value):
             raise self.error(col, self.row[col].strip(), f"a whole number >= {minimum}")
         if value < minimum:
             raise self.error(col, self.row[col].strip(), f"a whole number >= {minimum}")
+        if value > maximum:
+            raise self.error(col, self.row[col].strip(), f"a whole number in [{minimum}, {maximum}] ({why})")
         return int(value)
+
+    def check_budget(self, col: str, duration: float, workers: int, slot_seconds: float) -> None:
+        """Raise unless ``F_i = ceil(duration / slot_seconds) * workers`` is at most ``MAX_INT``."""
+        q = duration / slot_seconds  # inf when it overflows
+        slots = math.ceil(_snap(np.array([q]))[0]) if math.isfinite(q) else math.inf
+        if not slots * workers <= MAX_INT:
+            raise self.error(col, self.row[col].strip(), f"a run time of at most MAX_INT = 2**53 worker-slots: "
+                             f"ceil(run time / slot_seconds) * {workers} GPUs = {slots * workers:.3g} with "
+                             f"slot_seconds = {slot_seconds!r}")
+
+
+def _csv_records(path: Path):
+    """Yield ``(line number, cells)`` of every CSV record of ``path``, including empty ones.
+
+    The file is decoded as UTF-8 (:func:`~clusteropt.instances.coflow_trace._read_text`); a CSV syntax
+    error (a field longer than ``csv.field_size_limit()``, a stray quote in strict dialects, ...) is a
+    :class:`TraceError` at the line where it was found.
+    """
+    reader = csv.reader(io.StringIO(_read_text(path), newline=""))
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise TraceError(path, max(reader.line_num, 1), "CSV record", str(exc),
+                             f"well-formed CSV, fields of at most {csv.field_size_limit()} characters") from None
+        yield reader.line_num, cells
+
+
+def _header(path: Path, records, expected: str) -> list[str]:
+    """The stripped column names of the first record (line 1); an empty file is a :class:`TraceError`."""
+    first = next(records, None)
+    if not first or not first[1]:
+        raise TraceError(path, 1, "header", "", f"{expected}; the file is empty")
+    return [n.strip() for n in first[1]]
+
+
+def _repeated(names: list[str]) -> list[str]:
+    """The (first ten) names listed more than once, sorted, then ``"..."`` if there are more.
+
+    Linear time and a short message however many columns a hostile header has.
+    """
+    dup = sorted(n for n, count in Counter(names).items() if count > 1)
+    return dup if len(dup) <= 10 else [*dup[:10], "..."]
+
+
+def _dict_rows(path: Path, records, names: list[str], expected_count: str):
+    """``_Row`` per non-empty record, after checking its column count against the header."""
+    for lineno, cells in records:
+        if not cells:
+            continue  # a blank line
+        if len(cells) != len(names):
+            raise TraceError(path, lineno, "column count", len(cells), expected_count)
+        yield _Row(path, lineno, dict(zip(names, cells, strict=True)))
 
 
 def _rows(path: Path, required: tuple[str, ...]):
     """Yield ``_Row`` for every non-blank data row after checking the header and column counts."""
-    with path.open(newline="", encoding="utf-8-sig") as fh:
-        reader = csv.DictReader(fh)
-        names = reader.fieldnames
-        if not names:
-            raise TraceError(path, 1, "header", "", f"a CSV header with columns {', '.join(required)}; "
-                             "the file is empty")
-        names = [n.strip() for n in names]
-        reader.fieldnames = names
-        dup = sorted({n for n in names if names.count(n) > 1})
-        if dup:
-            raise TraceError(path, 1, "header", ",".join(names), f"distinct column names ({', '.join(dup)} "
-                             "repeated)")
-        missing = [c for c in required if c not in names]
-        if missing:
-            raise TraceError(path, 1, "header", ",".join(names),
-                             f"the columns {', '.join(required)}; missing: {', '.join(missing)}")
-        n_rows = 0
-        for row in reader:
-            lineno = reader.line_num
-            if None in row or any(v is None for v in row.values()):
-                got = len(names) + len(row[None]) if None in row else sum(v is not None for v in row.values())
-                raise TraceError(path, lineno, "column count", got, f"{len(names)} (the header's column count)")
-            n_rows += 1
-            yield _Row(path, lineno, row)
-        if n_rows == 0:
-            raise TraceError(path, 1, "header", ",".join(names),
-                             "at least one job row after it; the file has none")
+    records = _csv_records(path)
+    names = _header(path, records, f"a CSV header with columns {', '.join(required)}")
+    dup = _repeated(names)
+    if dup:
+        raise TraceError(path, 1, "header", ",".join(names), f"distinct column names ({', '.join(dup)} "
+                         "repeated)")
+    missing = [c for c in required if c not in names]
+    if missing:
+        raise TraceError(path, 1, "header", ",".join(names),
+                         f"the columns {', '.join(required)}; missing: {', '.join(missing)}")
+    n_rows = 0
+    for row in _dict_rows(path, records, names, f"{len(names)} (the header's column count)"):
+        n_rows += 1
+        yield row
+    if n_rows == 0:
+        raise TraceError(path, 1, "header", ",".join(names), "at least one job row after it; the file has none")
 
 
 def _check_options(slot_seconds, horizon, max_jobs, utility) -> float:
@@ -134,34 +198,45 @@ def _check_options(slot_seconds, horizon, max_jobs, utility) -> float:
     return slot_seconds
 
 
-def _build(path: Path, jobs: list[_Job], *, source: str, cluster: Cluster | None, slot_seconds: float,
-           horizon: int | None, max_jobs: int | None, utility: str, seed) -> GadgetInstance:
+def _build(path: Path, jobs: list[_Job], *, source: str, time_column: str, cluster: Cluster | None,
+           slot_seconds: float, horizon: int | None, max_jobs: int | None, utility: str, seed) -> GadgetInstance:
     """Arrivals, budgets and drawn parameters for parsed jobs (see the readers' docstrings)."""
     if not jobs:
-        raise ValueError(f"{path}: no GPU jobs to schedule (every row was skipped)")
+        raise TraceError(path, 1, "job rows", 0, "at least one GPU job; no GPU jobs to schedule (every row was "
+                         "skipped)")
     rng = np.random.default_rng(seed)
     if cluster is None:
         cluster = fat_tree_cluster(seed=rng)
     if "gpu" not in cluster.resources:
         raise ValueError(f"cluster resources {cluster.resources}; expected one named 'gpu'")
-    t0 = min(j.time for j in jobs)
     jobs = sorted(jobs, key=lambda j: j.time)  # stable: ties keep file order
-    arrival = 1 + np.floor(_snap(np.array([j.time - t0 for j in jobs]) / slot_seconds)).astype(np.int64)
+    t0 = jobs[0].time
+    with np.errstate(over="ignore", invalid="ignore"):  # a huge span: inf slots, refused below
+        arrival = 1 + np.floor(_snap(np.array([j.time - t0 for j in jobs]) / slot_seconds))
     n_read = len(jobs)
     if max_jobs is not None and n_read > max_jobs:
         jobs, arrival = jobs[:max_jobs], arrival[:max_jobs]
         log.info("%s: kept the first %d of %d jobs (max_jobs)", path, max_jobs, n_read)
     if horizon is None:
+        late = ~(arrival <= MAX_HORIZON)
+        if late.any():
+            k = int(np.flatnonzero(late)[0])
+            raise TraceError(path, jobs[k].lineno, time_column, jobs[k].time,
+                             f"a time at most MAX_HORIZON = {MAX_HORIZON} slots of slot_seconds = {slot_seconds!r}"
+                             f" after the earliest {time_column} {t0!r} (line {jobs[0].lineno}), as the horizon "
+                             f"defaults to the last arrival slot; this one arrives in slot {arrival[k]:.3g}: "
+                             "pass horizon= to drop later jobs (or max_jobs=)")
         horizon = int(arrival.max())
     else:
         keep = arrival <= horizon
         if not keep.all():
-            log.info("%s: dropped %d jobs arriving after the horizon T = %d (slots %d..%d)", path,
-                     int((~keep).sum()), horizon, int(arrival[~keep].min()), int(arrival[~keep].max()))
+            log.info("%s: dropped %d jobs arriving after the horizon T = %d (slots %.0f..%.0f)", path,
+                     int((~keep).sum()), horizon, arrival[~keep].min(), arrival[~keep].max())  # maybe inf
             jobs = [j for j, k in zip(jobs, keep, strict=True) if k]
             arrival = arrival[keep]
         if not jobs:
             raise ValueError(f"{path}: every job arrives after the horizon T = {horizon}")
+    arrival = arrival.astype(np.int64)
     n = len(jobs)
     nmax = np.array([j.workers for j in jobs], dtype=np.int64)
     limit = np.empty(n)
@@ -206,7 +281,9 @@ def read_philly_jobs(path: str | Path, *, cluster: Cluster | None = None, slot_s
       :func:`~clusteropt.instances.gadget.fat_tree_cluster` drawn first from the same generator.
 
     The jobs are sorted by timestamp (stable: ties keep file order); ``max_jobs`` keeps the first
-    ones.  ``horizon`` defaults to the last arrival slot; with a given horizon, later jobs are
+    ones.  ``horizon`` defaults to the last arrival slot, which must then be at most
+    :data:`MAX_HORIZON` (10**6 slots; a farther time stamp is a :class:`TraceError` naming its line,
+    so one outlier cannot make a horizon no run finishes); with a given horizon, later jobs are
     dropped (logged at INFO).
 
     Parameters
@@ -217,7 +294,7 @@ def read_philly_jobs(path: str | Path, *, cluster: Cluster | None = None, slot_s
     slot_seconds : float, default 60.0
         Seconds per slot; positive and finite.
     horizon : int, optional
-        ``T`` >= 1.
+        ``T`` >= 1; default the last arrival slot (at most :data:`MAX_HORIZON`).
     max_jobs : int, optional
         Keep at most this many (the earliest) jobs; >= 1.
     utility : str, default "sigmoid"
@@ -235,7 +312,10 @@ def read_philly_jobs(path: str | Path, *, cluster: Cluster | None = None, slot_s
         Message ``<file>:<line>:`` (line 1 is the header): an empty file or one without job rows;
         a header missing a required column (named in the message) or repeating one; a row whose
         column count differs from the header's; a non-numeric, NaN, infinite or negative
-        timestamp, duration or num_gpus; num_gpus below 1 or not whole.
+        timestamp, duration or num_gpus; num_gpus below 1, not whole or above :data:`MAX_GPUS`;
+        ``F_i`` above :data:`~clusteropt.instances.coflow_trace.MAX_INT` (reported at the duration);
+        without ``horizon``, a timestamp more than :data:`MAX_HORIZON` slots after the first; bytes
+        that are not UTF-8; CSV syntax errors (e.g. a field longer than ``csv.field_size_limit()``).
     ValueError
         Bad keyword arguments, a cluster without ``"gpu"``, or no job left in the horizon.
 
@@ -260,10 +340,11 @@ def read_philly_jobs(path: str | Path, *, cluster: Cluster | None = None, slot_s
     for row in _rows(path, PHILLY_COLUMNS):
         time = row.number("timestamp")
         duration = row.number("duration")
-        workers = row.count("num_gpus", minimum=1)
+        workers = row.count("num_gpus", minimum=1, maximum=MAX_GPUS, why="MAX_GPUS")
+        row.check_budget("duration", duration, workers, slot_seconds)
         jobs.append(_Job(row.lineno, time, workers, duration))
-    return _build(path, jobs, source="philly", cluster=cluster, slot_seconds=slot_seconds, horizon=horizon,
-                  max_jobs=max_jobs, utility=utility, seed=seed)
+    return _build(path, jobs, source="philly", time_column="timestamp", cluster=cluster, slot_seconds=slot_seconds,
+                  horizon=horizon, max_jobs=max_jobs, utility=utility, seed=seed)
 
 
 def read_alibaba_jobs(path: str | Path, *, cluster: Cluster | None = None, slot_seconds: float = 60.0,
@@ -304,10 +385,13 @@ def read_alibaba_jobs(path: str | Path, *, cluster: Cluster | None = None, slot_
         a header missing a required column (named) or repeating one; a row whose column count
         differs from the header's; a non-numeric, infinite or negative number in a read column
         (NaN or empty allowed only in ``deletion_time`` and ``scheduled_time``); ``num_gpu`` not
-        whole; ``gpu_milli`` above 1000; ``deletion_time < scheduled_time``; a CPU-only pod with
-        ``skip_cpu_only=False``.
+        whole or above :data:`MAX_GPUS`; ``gpu_milli`` above 1000; ``deletion_time <
+        scheduled_time``; ``F_i`` above :data:`~clusteropt.instances.coflow_trace.MAX_INT` (at the
+        deletion_time); a CPU-only pod with ``skip_cpu_only=False``; no GPU pod at all (at line 1);
+        without ``horizon``, a creation time more than :data:`MAX_HORIZON` slots after the first;
+        bytes that are not UTF-8; CSV syntax errors.
     ValueError
-        Bad keyword arguments, a cluster without ``"gpu"``, or no GPU pod left.
+        Bad keyword arguments or a cluster without ``"gpu"``.
 
     Examples
     --------
@@ -328,7 +412,7 @@ def read_alibaba_jobs(path: str | Path, *, cluster: Cluster | None = None, slot_
     n_cpu = n_frac = 0
     for row in _rows(path, ALIBABA_COLUMNS):
         time = row.number("creation_time")
-        gpus = row.count("num_gpu", minimum=0)
+        gpus = row.count("num_gpu", minimum=0, maximum=MAX_GPUS, why="MAX_GPUS")
         milli = row.number("gpu_milli")
         if milli > 1000:
             raise row.error("gpu_milli", row.row["gpu_milli"].strip(), "a per-GPU share in [0, 1000]")
@@ -349,11 +433,13 @@ def read_alibaba_jobs(path: str | Path, *, cluster: Cluster | None = None, slot_
         if milli < 1000:
             n_frac += 1
             gpus = 1
+        if duration is not None:
+            row.check_budget("deletion_time", duration, gpus, slot_seconds)
         jobs.append(_Job(row.lineno, time, gpus, duration))
     if n_cpu:
         log.info("%s: skipped %d CPU-only pods (num_gpu = 0)", path, n_cpu)
     if n_frac:
         log.info("%s: %d pods ask for a fraction of a GPU (gpu_milli < 1000); each is one whole-GPU worker",
                  path, n_frac)
-    return _build(path, jobs, source="alibaba", cluster=cluster, slot_seconds=slot_seconds, horizon=horizon,
-                  max_jobs=max_jobs, utility=utility, seed=seed)
+    return _build(path, jobs, source="alibaba", time_column="creation_time", cluster=cluster,
+                  slot_seconds=slot_seconds, horizon=horizon, max_jobs=max_jobs, utility=utility, seed=seed)

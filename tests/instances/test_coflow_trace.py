@@ -251,3 +251,120 @@ def test_reads_the_public_format_verbatim(tmp_path):
     inst = read_coflow_benchmark(path)
     assert flows(inst) == [(0, 22, 65, 1), (1, 104, 140, 24), (1, 132, 140, 24), (2, 66, 38, 2), (2, 138, 38, 2)]
     assert inst.release.tolist() == [0, 10, 13]
+
+
+# -- hostile files (issue 18, item 5): one TraceError at <file>:<line>, nothing else --------------------
+
+
+def raises_at(path: Path, lineno: int, fragment: str, **kwargs) -> TraceError:
+    with pytest.raises(TraceError) as info:
+        read_coflow_benchmark(path, **kwargs)
+    message = str(info.value)
+    assert message.startswith(f"{path}:{lineno}: "), message
+    assert fragment in message, message
+    assert "\n" not in message and len(message) < 1000, message[:200]
+    return info.value
+
+
+def test_header_port_count_is_range_checked_before_allocating(tmp_path):
+    path = tmp_path / "ports.txt"
+    path.write_text("1000000000000 1\n1 0 1 2 1 4:1.0\n")  # was a MemoryError (7 TiB of per-port arrays)
+    raises_at(path, 1, "header port count = '1000000000000'; expected an integer in [1, 1000000] (MAX_PORTS")
+
+
+@pytest.mark.parametrize("line, fragment", [
+    ("100000000000000000000000 0 1 2 1 4:1.0", "coflow id = '100000000000000000000000'; expected an integer in "
+                                               "[-9007199254740992, 9007199254740992]"),
+    ("9007199254740993 0 1 2 1 4:1.0", "coflow id = '9007199254740993'"),  # 2**53 + 1: not exact in a float64
+    ("1 0 100000000000000000000 2 1 4:1.0", "mapper count M = '100000000000000000000'; expected an integer in "),
+    ("1 0 -100000000000000000000 2 1 4:1.0", "mapper count M = '-100000000000000000000'; expected an integer >="),
+    ("1 0 1 " + "9" * 5000 + " 1 4:1.0", "mapper port (token 4) = '99999"),  # was int()'s 4300-digit ValueError
+    ("1 0 1 2 1 " + "4" * 5000 + ":1.0", "reducer entry 1 (token 6) = '44444"),
+])
+def test_integers_are_range_checked(tmp_path, line, fragment):
+    path = tmp_path / "ints.txt"
+    path.write_text(f"6 1\n{line}\n")
+    raises_at(path, 2, fragment)
+
+
+def test_coflow_ids_up_to_2_53_are_kept_exactly(tmp_path):
+    path = tmp_path / "ids.txt"
+    path.write_text("6 2\n9007199254740992 0 1 2 1 4:1.0\n-9007199254740991 0 1 2 1 4:1.0\n")
+    assert read_coflow_benchmark(path).ids.tolist() == [2**53, -(2**53) + 1]
+
+
+def test_release_beyond_the_integer_range_names_line_and_slot_ms(tmp_path):
+    path = tmp_path / "arrival.txt"
+    path.write_text("6 2\n1 0 1 2 1 4:1.0\n2 1e300 1 2 1 4:1.0\n")  # was "release[1] = -9.2e18" without file
+    err = raises_at(path, 3, "arrival = '1e300'; expected at most MAX_INT = 2**53 slots of slot_ms = 1000.0 ms")
+    assert "raise slot_ms" in str(err)
+    assert read_coflow_benchmark(path, slot_ms=1e290).release.tolist() == [0, 10**10]
+
+
+def test_units_beyond_the_integer_range_name_line_and_unit_mb(tmp_path):
+    path = tmp_path / "size.txt"
+    path.write_text("6 1\n1 0 1 2 1 4:1e300\n")  # was "units[0] = -9.2e18" without file
+    raises_at(path, 2, "reducer port 4 size (MB) = 1e+300; expected at most MAX_INT = 2**53 units per flow")
+    path.write_text("6 1\n1 0 1 2 1 4:1.0\n")
+    err = raises_at(path, 2, "reducer port 4 size (MB) = 1.0", unit_mb=1e-300)
+    assert "unit_mb = 1e-300" in str(err)
+    # each flow fits, their sum does not
+    path.write_text("6 2\n1 0 1 2 1 4:8e15\n2 0 1 2 1 4:8e15\n")
+    raises_at(path, 3, "total units = 16000000000000000; expected at most MAX_INT = 2**53 units in the file")
+
+
+def test_subnormal_unit_mb_is_refused_up_front():
+    # 1 MB / 1e-320 overflows; was "units[0] = -9.2e18; expected an integer below 2**62"
+    with pytest.raises(ValueError, match=r"^unit_mb = 1e-320; expected a positive finite number >= 2\.2250"):
+        read_coflow_benchmark(SMALL, unit_mb=1e-320)
+    with pytest.raises(ValueError, match=r"^slot_ms = 5e-324; expected a positive finite number"):
+        read_coflow_benchmark(SMALL, slot_ms=5e-324)
+
+
+def test_flow_count_is_bounded(tmp_path, monkeypatch):
+    import clusteropt.instances.coflow_trace as coflow_trace
+
+    monkeypatch.setattr(coflow_trace, "MAX_FLOWS", 16)  # 10**7 flows would take too long to write here
+    path = tmp_path / "flows.txt"
+    path.write_text("6 2\n1 0 2 0 1 3 1:1 2:1 3:1\n2 0 3 0 1 2 4 1:1 2:1 3:1 4:1\n")
+    raises_at(path, 3, "flows = '3 mapper ports x 4 reducer ports'; expected at most MAX_FLOWS = 16 flows in the "
+                       "file (6 before this line)")
+
+
+def test_utf8_bom_is_accepted(tmp_path):
+    path = tmp_path / "bom.txt"
+    path.write_bytes(b"\xef\xbb\xbf" + SMALL.read_bytes())  # was "header port count = '\ufeff6'"
+    assert read_coflow_benchmark(path) == read_coflow_benchmark(SMALL)
+
+
+def test_invalid_utf8_names_byte_and_line(tmp_path):
+    path = tmp_path / "latin1.txt"
+    path.write_bytes(b"6 1\r\n1 0 1 2 1 4:1.0 \xe9\r\n")  # was a UnicodeDecodeError without the file
+    err = raises_at(path, 2, "byte 21 = b'\\xe9'; expected UTF-8 text")  # 0-based offset
+    assert isinstance(err, InstanceError)
+    path.write_bytes(b"\xef\xbb\xbf6 1\r1 0 1 2 1 4:1.0\r\xff\r")  # offsets count the BOM; \r ends a line
+    raises_at(path, 3, "byte 23 = b'\\xff'")
+
+
+def test_lines_are_counted_as_editors_count_them(tmp_path):
+    path = tmp_path / "ff.txt"
+    # a form feed is whitespace inside a line, not a line break (str.splitlines() made it one)
+    path.write_text("6 2\n1 0 1 2\x0c1 4:1.0\n2 0 1 9 1 4:1.0\n")
+    raises_at(path, 3, "mapper port (token 4) = '9'")
+
+
+def test_long_token_is_shortened_in_the_message(tmp_path):
+    path = tmp_path / "long.txt"
+    path.write_text("6 1\n1 " + "x" * 200_000 + " 1 2 1 4:1.0\n")
+    err = raises_at(path, 2, "arrival = '" + "x" * 40 + "... (200000 characters)'")
+    assert len(str(err)) < 200
+
+
+def test_latest_release_plus_total_units_stays_exact(tmp_path):
+    # each number fits, but a schedule could end at slot 2**53 + 4: beyond exact float slot numbers
+    path = tmp_path / "late.txt"
+    path.write_text("6 2\n1 9007199254740992000 1 2 1 4:2.0\n2 0 1 2 1 4:2.0\n")
+    raises_at(path, 2, "arrival = '9007199254740992000'; expected a release slot of at most MAX_INT - (the file's "
+                       "total units) = 2**53 - 4")
+    path.write_text("6 2\n1 9007199254740988000 1 2 1 4:2.0\n2 0 1 2 1 4:2.0\n")
+    assert read_coflow_benchmark(path).release.tolist() == [2**53 - 4, 0]

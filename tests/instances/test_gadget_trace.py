@@ -365,3 +365,91 @@ def test_repeated_header_column(tmp_path):
 def test_file_not_found(tmp_path):
     with pytest.raises(FileNotFoundError):
         read_philly_jobs(tmp_path / "nope.csv")
+
+
+# -- hostile files (issue 18, item 5): one TraceError at <file>:<line>, nothing else --------------------
+
+def test_outlier_timestamp_needs_an_explicit_horizon(tmp_path, caplog):
+    # one time stamp of 1e20 s made a horizon of 1.7e18 slots that `clusteropt run` never finished
+    path = philly(tmp_path, ["0,60,1,60,0", "1e20,60,1,60,0", "120,60,2,120,0"])
+    err = raises_at(path, 3, r"timestamp = 1e\+20; expected a time at most MAX_HORIZON = 1000000 slots of "
+                             r"slot_seconds = 60\.0 after the earliest timestamp 0\.0 \(line 2\)",
+                    read_philly_jobs)
+    assert "pass horizon=" in str(err)
+    with caplog.at_level(logging.INFO, logger="clusteropt.instances.gadget_trace"):
+        inst = read_philly_jobs(path, cluster=small_cluster(), horizon=10, seed=0)
+    assert inst.horizon == 10 and inst.arrival.tolist() == [1, 3]
+    assert "dropped 1 jobs arriving after the horizon T = 10" in caplog.text
+    assert read_philly_jobs(path, cluster=small_cluster(), max_jobs=2, seed=0).horizon == 3
+    # an early outlier: the first later job is named, with the early one's line
+    path = alibaba(tmp_path, [pod(creation="1700000000"), pod(creation="0"), pod(creation="1700000060")])
+    raises_at(path, 2, r"creation_time = 1700000000\.0; expected .* after the earliest creation_time 0\.0 "
+                       r"\(line 3\)", read_alibaba_jobs)
+    # 10**6 slots are allowed: the last arrival is slot 1 + 999999
+    path = philly(tmp_path, ["0,60,1,60,0", "59999940,60,1,60,0"])
+    assert read_philly_jobs(path, cluster=small_cluster(), seed=0).horizon == 10**6
+
+
+def test_huge_timestamp_with_tiny_slot_is_refused_not_wrapped(tmp_path):
+    path = philly(tmp_path, ["0,0,1,60,0", "1e300,0,1,60,0"])  # run time 0: F_i = 1 at any slot length
+    raises_at(path, 3, r"timestamp = 1e\+300; .* arrives in slot inf", read_philly_jobs, slot_seconds=1e-300)
+    inst = read_philly_jobs(path, cluster=small_cluster(), slot_seconds=1e-300, horizon=5, seed=0)
+    assert inst.arrival.tolist() == [1]
+
+
+@pytest.mark.parametrize("reader, make, col", [
+    (read_philly_jobs, lambda p, v: philly(p, [f"0,60,{v},60,0"]), "num_gpus"),
+    (read_alibaba_jobs, lambda p, v: alibaba(p, [pod(num_gpu=v)]), "num_gpu"),
+])
+def test_gpu_count_is_range_checked(tmp_path, reader, make, col):
+    # was an OverflowError converting 1e20 to int64
+    raises_at(make(tmp_path, "1e20"), 2, rf"{col} = '1e20'; expected a whole number in \[\d, 1000000\] "
+                                         r"\(MAX_GPUS\)", reader)
+    assert reader(make(tmp_path, "1000000"), cluster=small_cluster(), seed=0).max_workers.tolist() == [10**6]
+
+
+def test_run_time_is_range_checked(tmp_path):
+    # F_i = ceil(1e300 / 60) * 4 was accepted, and its budget wrapped around int64
+    raises_at(philly(tmp_path, ["0,1e300,4,0,0"]), 2, r"duration = '1e300'; expected a run time of at most "
+              r"MAX_INT = 2\*\*53 worker-slots: ceil\(run time / slot_seconds\) \* 4 GPUs = 6\.67e\+298",
+              read_philly_jobs)
+    raises_at(alibaba(tmp_path, [pod(deletion="1e300")]), 2, r"deletion_time = '1e300'; expected a run time of at "
+              "most MAX_INT", read_alibaba_jobs)
+
+
+def test_field_over_the_csv_limit_names_the_line(tmp_path):
+    path = philly(tmp_path, ["0,60,1,60,0", "0,60,1,60," + "x" * 200_000])  # was a bare _csv.Error
+    raises_at(path, 3, r"CSV record = 'field larger than field limit \(131072\)'; expected well-formed CSV",
+              read_philly_jobs)
+
+
+def test_invalid_utf8_names_byte_and_line(tmp_path):
+    path = tmp_path / "pods.csv"
+    path.write_bytes(f"{ALIBABA_HEAD}\n{pod()}\n{pod(name='caf')}".encode() + b"\xe9" + b"\n")
+    # was a UnicodeDecodeError without the file name
+    raises_at(path, 3, r"byte \d+ = b'\\xe9'; expected UTF-8 text", read_alibaba_jobs)
+
+
+def test_utf8_bom_is_accepted(tmp_path):
+    path = tmp_path / "bom.csv"
+    path.write_bytes(b"\xef\xbb\xbf" + PHILLY.read_bytes())
+    inst = read_philly_jobs(path, cluster=small_cluster(), seed=0)
+    assert inst.arrival.tolist() == read_philly_jobs(PHILLY, cluster=small_cluster(), seed=0).arrival.tolist()
+
+
+def test_no_gpu_job_is_a_trace_error(tmp_path):
+    # was a bare ValueError
+    raises_at(alibaba(tmp_path, [pod(num_gpu="0", gpu_milli="0")]), 1, r"job rows = 0; expected at least one GPU "
+              r"job; no GPU jobs", read_alibaba_jobs)
+
+
+def test_subnormal_slot_seconds_is_refused_up_front():
+    with pytest.raises(ValueError, match=r"^slot_seconds = 1e-320; expected a positive finite number >= 2\.2"):
+        read_philly_jobs(PHILLY, slot_seconds=1e-320)
+
+
+def test_many_repeated_header_columns_give_a_short_message(tmp_path):
+    head = ",".join([f"c{k}" for k in range(50)] * 2) + "," + PHILLY_HEAD
+    pattern = r"distinct column names \(c0, c1, c10, c11, c12, c13, c14, c15, c16, c17, \.\.\. repeated\)"
+    err = raises_at(philly(tmp_path, [], head=head), 1, pattern, read_philly_jobs)
+    assert len(str(err)) < 400
