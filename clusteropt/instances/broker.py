@@ -40,7 +40,6 @@ these are documented synthetic parameter files).
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import logging
 import math
@@ -48,10 +47,10 @@ from pathlib import Path
 
 import numpy as np
 
-from clusteropt.instances.base import Instance, InstanceError
+from clusteropt.instances.base import FLOAT_INT_LIMIT, Instance, InstanceError, check_string
 from clusteropt.instances.coflow_trace import _NUMBER, TraceError
 from clusteropt.instances.gadget import bursty_arrivals
-from clusteropt.instances.gadget_trace import _Row
+from clusteropt.instances.gadget_trace import _csv_records, _dict_rows, _header, _repeated
 
 __all__ = [
     "DEFAULT_RESOURCES",
@@ -111,7 +110,8 @@ class BrokerInstance(Instance):
     data : array (I, T, R)
         ``D_i^r(t)`` >= 0 at ``[i, t - 1, r]``; zero outside ``arrival_i .. last_slot_i``.
     capacity : array (I,)
-        ``P_i`` > 0: the data one worker of job i trains in a slot.
+        ``P_i`` > 0: the data one worker of job i trains in a slot; ``N_i(t)`` (:meth:`required_workers`)
+        is at most ``2**53``.
     worker_demand : array (I, K)
         ``n_{i,k}`` >= 0 per worker.
     ps_demand : array (I, K)
@@ -121,7 +121,7 @@ class BrokerInstance(Instance):
     deploy_cost : array (I,)
         ``c_i`` >= 0: paid for every DC where job i is deployed in t but not in t - 1.
     resources : tuple of str
-        The K resource names.
+        The K resource names, distinct.
     name : str
 
     Examples
@@ -163,17 +163,7 @@ class BrokerInstance(Instance):
 
     def validate(self) -> None:
         """Check shapes, signs, the price tiers, the transfer matrix and the jobs' windows."""
-        res = self.resources
-        if isinstance(res, str) or not isinstance(res, list | tuple) or not res:
-            raise InstanceError("resources", res, "a non-empty list of resource names")
-        object.__setattr__(self, "resources", tuple(res))
-        for k, r in enumerate(self.resources):
-            if not isinstance(r, str) or not r:
-                raise InstanceError(f"resources[{k}]", r, "a non-empty string")
-        if len(set(self.resources)) != len(self.resources):
-            dup = next(r for r in self.resources if self.resources.count(r) > 1)
-            raise InstanceError("resources", list(self.resources), f"distinct names ({dup!r} repeated)")
-        n_res = len(self.resources)
+        n_res = len(self._names("resources"))  # distinct: a repeat would merge rows of the models
         a = self._array("price_a", ndim=2, shape=(None, n_res))
         n_dcs = a.shape[0]
         if n_dcs < 1:
@@ -193,10 +183,7 @@ class BrokerInstance(Instance):
         if (diag != 0).any():
             r = int(np.flatnonzero(diag != 0)[0])
             raise InstanceError(f"transfer_cost[{r}, {r}]", float(diag[r]), "0 (d^{rr} = 0 on the diagonal)")
-        if isinstance(self.horizon, bool) or not isinstance(self.horizon, int | np.integer) or self.horizon < 1:
-            raise InstanceError("horizon", self.horizon, "an integer >= 1")
-        horizon = int(self.horizon)
-        object.__setattr__(self, "horizon", horizon)
+        horizon = self._int("horizon", low=1)
         arr = self._array("arrival", dtype=np.int64, ndim=1)
         n = arr.shape[0]
         if n < 1:
@@ -220,14 +207,17 @@ class BrokerInstance(Instance):
                                 f"(axis 1 is slot - 1)")
         cap = self._array("capacity", ndim=1, shape=(n,))
         self._check("capacity", cap, cap > 0, "> 0 (data one worker trains per slot)")
+        with np.errstate(over="ignore"):  # N_i(t) = ceil(sum_r D_i^r(t) / P_i) becomes an int64: keep it exact
+            workers = data.sum(axis=2).max(axis=1) / cap
+        self._check("capacity", cap, workers <= FLOAT_INT_LIMIT,
+                    "large enough that ceil(sum_r D_i^r(t) / P_i) <= 2**53 workers in every slot")
         for field in ("worker_demand", "ps_demand"):
             dem = self._array(field, ndim=2, shape=(n, n_res))
             self._check(field, dem, dem >= 0, ">= 0")
         for field in ("traffic", "deploy_cost"):
             val = self._array(field, ndim=1, shape=(n,))
             self._check(field, val, val >= 0, ">= 0")
-        if not isinstance(self.name, str):
-            raise InstanceError("name", self.name, "a string")
+        check_string("name", self.name)
 
     # -- sizes ------------------------------------------------------------------------------
     @property
@@ -340,30 +330,25 @@ class BrokerPrices:
 
 #: Columns of a price CSV (:func:`read_prices_csv`).
 PRICE_COLUMNS = ("dc", "resource", "a", "b", "threshold")
+#: Most data centers a price or transfer-cost file may describe (``dc`` at most ``MAX_DCS - 1``).
+MAX_DCS = 10**6
 
 
 def _price_rows(path: Path):
     """Yield a ``_Row`` per non-blank data row of a price CSV after checking the header and column counts."""
-    with path.open(newline="", encoding="utf-8-sig") as fh:
-        reader = csv.DictReader(fh)
-        names = [n.strip() for n in reader.fieldnames or []]
-        if not names:
-            raise TraceError(path, 1, "header", "", f"a CSV header {','.join(PRICE_COLUMNS)}; the file is empty")
-        reader.fieldnames = names
-        missing = [c for c in PRICE_COLUMNS if c not in names]
-        dup = sorted({n for n in names if names.count(n) > 1})
-        if missing or dup:
-            raise TraceError(path, 1, "header", ",".join(names), f"distinct columns including "
-                             f"{','.join(PRICE_COLUMNS)} (missing: {missing}, repeated: {dup})")
-        n_rows = 0
-        for row in reader:
-            if None in row or any(v is None for v in row.values()):
-                got = len(names) + len(row[None]) if None in row else sum(v is not None for v in row.values())
-                raise TraceError(path, reader.line_num, "column count", got, f"{len(names)} (as the header)")
-            n_rows += 1
-            yield _Row(path, reader.line_num, row)
-        if n_rows == 0:
-            raise TraceError(path, 1, "header", ",".join(names), "price rows after it; the file has none")
+    records = _csv_records(path)
+    names = _header(path, records, f"a CSV header {','.join(PRICE_COLUMNS)}")
+    missing = [c for c in PRICE_COLUMNS if c not in names]
+    dup = _repeated(names)
+    if missing or dup:
+        raise TraceError(path, 1, "header", ",".join(names), f"distinct columns including "
+                         f"{','.join(PRICE_COLUMNS)} (missing: {missing}, repeated: {dup})")
+    n_rows = 0
+    for row in _dict_rows(path, records, names, f"{len(names)} (as the header)"):
+        n_rows += 1
+        yield row
+    if n_rows == 0:
+        raise TraceError(path, 1, "header", ",".join(names), "price rows after it; the file has none")
 
 
 def read_prices_csv(path: str | Path, *, resources=None) -> BrokerPrices:
@@ -373,20 +358,24 @@ def read_prices_csv(path: str | Path, *, resources=None) -> BrokerPrices:
 
         dc,resource,a,b,threshold
 
-    * ``dc``: the data center, a whole number ``0 .. R - 1`` (R is the largest plus one);
+    * ``dc``: the data center, a whole number ``0 .. R - 1`` (R is the largest plus one, at most
+      :data:`MAX_DCS` = 10**6);
     * ``resource``: a resource name (e.g. ``gpu``);
     * ``a``: the first-tier unit price ``a_k^r`` > 0, per unit per slot (used as written);
     * ``b``: the discounted unit price ``b_k^r``, ``0 <= b < a``;
     * ``threshold``: ``l_k^r`` >= 0, the amount above which ``b`` applies.
 
     Every (dc, resource) pair appears exactly once.  Resources are ordered as ``resources`` when
-    given (then the file must name exactly those), else by first appearance.
+    given (then the file must name exactly those), else by first appearance.  The file is read as
+    UTF-8 (a byte-order mark is accepted); whatever it holds, the result is a table or one
+    :class:`TraceError` (see :mod:`~clusteropt.instances.coflow_trace`, "Hostile input").
 
     Raises
     ------
     TraceError
-        A bad line, with the file and line number (line 1 is the header); a missing pair is
-        reported at the last line.
+        A bad line, with the file and line number (line 1 is the header): also bytes that are not
+        UTF-8, CSV syntax errors (e.g. a field longer than ``csv.field_size_limit()``) and a ``dc``
+        of :data:`MAX_DCS` or more; a missing pair is reported at the last line.
     FileNotFoundError
 
     Examples
@@ -405,16 +394,18 @@ def read_prices_csv(path: str | Path, *, resources=None) -> BrokerPrices:
     """
     path = Path(path)
     entries: dict[tuple[int, str], tuple[float, float, float]] = {}
-    order: list[str] = [] if resources is None else list(resources)
+    order: dict[str, int] = {}  # resource name -> column, in order (a dict: a hostile file may name many)
+    for name in resources or ():
+        order.setdefault(name, len(order))
     last_line = 1
     for row in _price_rows(path):
         last_line = row.lineno
-        dc = row.count("dc", minimum=0)
+        dc = row.count("dc", minimum=0, maximum=MAX_DCS - 1, why="MAX_DCS = 10**6 data centers")
         name = row.row["resource"].strip()
         if not name:
             raise row.error("resource", name, "a resource name")
         if resources is not None and name not in order:
-            raise row.error("resource", name, f"one of {order}")
+            raise row.error("resource", name, f"one of {list(order)}")
         a = row.number("a")
         if a <= 0:
             raise row.error("a", row.row["a"].strip(), "> 0")
@@ -425,16 +416,17 @@ def read_prices_csv(path: str | Path, *, resources=None) -> BrokerPrices:
         if (dc, name) in entries:
             raise row.error("dc, resource", f"{dc}, {name}", "a pair listed once")
         entries[dc, name] = (a, b, ell)
-        if name not in order:
-            order.append(name)
+        order.setdefault(name, len(order))
     n_dcs = 1 + max(dc for dc, _ in entries)
-    table = np.zeros((3, n_dcs, len(order)))
-    for r in range(n_dcs):
-        for k, name in enumerate(order):
+    shown = list(order) if len(order) <= 10 else f"({len(order)} named)"
+    for r in range(n_dcs):  # stops at the first gap, so never runs longer than the file: check before allocating
+        for name in order:
             if (r, name) not in entries:
                 raise TraceError(path, last_line, "dc, resource", f"{r}, {name}",
-                                 f"a row for every dc 0 .. {n_dcs - 1} and resource {order}; this pair is missing")
-            table[:, r, k] = entries[r, name]
+                                 f"a row for every dc 0 .. {n_dcs - 1} and resource {shown}; this pair is missing")
+    table = np.zeros((3, n_dcs, len(order)))
+    for (r, name), values in entries.items():
+        table[:, r, order[name]] = values
     log.info("read %s: prices of %d resources in %d data centers", path, len(order), n_dcs)
     return BrokerPrices(a=table[0], b=table[1], threshold=table[2], resources=tuple(order))
 
@@ -444,13 +436,16 @@ def read_transfer_costs_csv(path: str | Path) -> np.ndarray:
 
     Format: R lines of R comma-separated numbers, no header; line r (counting data lines from
     0) holds ``d^{r0}, ..., d^{r(R-1)}``.  Blank lines and lines starting with ``#`` are ignored.
-    Entries are finite and >= 0 and the diagonal is 0 (``d^{rr} = 0``, Sec. 3.1).
+    Entries are finite and >= 0 and the diagonal is 0 (``d^{rr} = 0``, Sec. 3.1); R is at most
+    :data:`MAX_DCS` = 10**6.  The file is read as UTF-8 (a byte-order mark is accepted).
 
     Raises
     ------
     TraceError
         A bad line, with the file and line number: a non-number or negative entry, a wrong entry
-        count, a non-zero diagonal entry, or a row count that differs from the column count.
+        count, a non-zero diagonal entry, or a row count that differs from the column count; also
+        bytes that are not UTF-8, CSV syntax errors (e.g. a field longer than
+        ``csv.field_size_limit()``) and more than :data:`MAX_DCS` entries in a row.
     FileNotFoundError
 
     Examples
@@ -464,26 +459,27 @@ def read_transfer_costs_csv(path: str | Path) -> np.ndarray:
     path = Path(path)
     rows: list[list[float]] = []
     last_line = 0
-    with path.open(newline="", encoding="utf-8-sig") as fh:
-        for lineno, cells in enumerate(csv.reader(fh), start=1):
-            last_line = lineno
-            if not cells or all(not c.strip() for c in cells) or cells[0].lstrip().startswith("#"):
-                continue
-            width = len(rows[0]) if rows else len(cells)
-            if len(cells) != width:
-                raise TraceError(path, lineno, "entry count", len(cells), f"{width} (as the first row)")
-            r = len(rows)
-            values = []
-            for col, text in enumerate(c.strip() for c in cells):
-                if not _NUMBER.fullmatch(text) or not math.isfinite(float(text)) or float(text) < 0:
-                    raise TraceError(path, lineno, f"d[{r}, {col}]", text, "a finite number >= 0")
-                values.append(float(text))
-            if r < width and values[r] != 0:
-                raise TraceError(path, lineno, f"d[{r}, {r}]", cells[r].strip(), "0 (d^{rr} = 0 on the diagonal)")
-            if r >= width:
-                raise TraceError(path, lineno, "row count", r + 1, f"{width} (a square matrix: as many rows "
-                                 "as columns)")
-            rows.append(values)
+    for lineno, cells in _csv_records(path):
+        last_line = lineno
+        if not cells or all(not c.strip() for c in cells) or cells[0].lstrip().startswith("#"):
+            continue
+        width = len(rows[0]) if rows else len(cells)
+        if len(cells) != width:
+            raise TraceError(path, lineno, "entry count", len(cells), f"{width} (as the first row)")
+        if width > MAX_DCS:
+            raise TraceError(path, lineno, "entry count", width, f"at most MAX_DCS = {MAX_DCS} data centers")
+        r = len(rows)
+        values = []
+        for col, text in enumerate(c.strip() for c in cells):
+            if not _NUMBER.fullmatch(text) or not math.isfinite(float(text)) or float(text) < 0:
+                raise TraceError(path, lineno, f"d[{r}, {col}]", text, "a finite number >= 0")
+            values.append(float(text))
+        if r < width and values[r] != 0:
+            raise TraceError(path, lineno, f"d[{r}, {r}]", cells[r].strip(), "0 (d^{rr} = 0 on the diagonal)")
+        if r >= width:
+            raise TraceError(path, lineno, "row count", r + 1, f"{width} (a square matrix: as many rows "
+                             "as columns)")
+        rows.append(values)
     if not rows:
         raise TraceError(path, max(last_line, 1), "matrix", "", "an R x R matrix; the file has no data lines")
     if len(rows) != len(rows[0]):

@@ -27,9 +27,13 @@ import dataclasses
 
 import numpy as np
 
-from clusteropt.instances.base import Instance, InstanceError
+from clusteropt.instances.base import FLOAT_INT_LIMIT, Instance, InstanceError, first_repeat
 
 __all__ = ["CoflowInstance", "ConcurrentOpenShopInstance"]
+
+
+#: Most ports on either side of the switch.
+MAX_PORTS = 2**31
 
 
 def _ids(inst: Instance, n: int) -> None:
@@ -38,18 +42,35 @@ def _ids(inst: Instance, n: int) -> None:
         inst.ids.setflags(write=False)
         return
     ids = inst._array("ids", dtype=np.int64, ndim=1, shape=(n,))
-    order = np.argsort(ids, kind="stable")
-    dup = np.flatnonzero(np.diff(ids[order]) == 0)
-    if dup.size:
-        k = int(order[dup[0] + 1])
-        raise InstanceError(f"ids[{k}]", int(ids[k]), "distinct coflow / job ids")
+    rep = first_repeat(ids)
+    if rep is not None:
+        raise InstanceError(f"ids[{rep[0]}]", int(ids[rep[0]]), f"an id distinct from ids[{rep[1]}] (distinct "
+                            "coflow / job ids)")
 
 
-def _weights_and_release(inst: Instance, n: int) -> None:
+def _total_work(name: str, work: np.ndarray) -> int:
+    """Sum of the units / processing times ``work``, at most ``2**53`` (slot numbers stay exact).
+
+    A schedule ends by the latest release plus the total work; totals are summed through floats
+    (``np.bincount`` weights) too, so they must stay below ``2**53``.
+    """
+    flat = work.reshape(-1)
+    cum = np.cumsum(flat, dtype=float)
+    if flat.size and cum[-1] > FLOAT_INT_LIMIT:
+        k = int(np.argmax(cum > FLOAT_INT_LIMIT))
+        idx = np.unravel_index(k, work.shape)
+        raise InstanceError(f"{name}[{', '.join(str(int(i)) for i in idx)}]", int(work[idx]),
+                            f"a total of at most 2**53 over all entries of {name} (slot numbers stay exact)")
+    return int(flat.sum())
+
+
+def _weights_and_release(inst: Instance, n: int, work: int) -> None:
     w = inst._array("weight", ndim=1, shape=(n,))
     inst._check("weight", w, w >= 0, ">= 0")
     r = inst._array("release", dtype=np.int64, ndim=1, shape=(n,))
     inst._check("release", r, r >= 0, ">= 0 (a slot index)")
+    inst._check("release", r, r <= FLOAT_INT_LIMIT - work,
+                f"<= 2**53 - {work} (the total work: every slot number of a schedule stays exact)")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -59,7 +80,7 @@ class CoflowInstance(Instance):
     Parameters
     ----------
     n_inputs, n_outputs : int
-        Port counts (ports are 0-based).
+        Port counts (ports are 0-based), at most ``2**31`` each.
     coflow, input, output, units : int arrays (F,)
         One row per flow: coflow index (0..n-1), input port, output port and the units
         ``d^j_{io} >= 1`` to move.  A (coflow, input, output) triple appears at most once.  The
@@ -67,9 +88,11 @@ class CoflowInstance(Instance):
     weight : array (n,)
         ``w_j >= 0``.
     release : int array (n,)
-        ``r_j >= 0``: the coflow may use slots ``r_j + 1`` onward.
+        ``r_j >= 0``: the coflow may use slots ``r_j + 1`` onward.  The latest release plus the
+        total units is at most ``2**53``, so every slot number of a schedule is exact.
     ids : int array (n,), optional
-        Coflow ids (a trace's ids); default ``1..n``.  Schedules and files name coflows by id.
+        Distinct coflow ids (a trace's ids); default ``1..n``.  Schedules and files name coflows
+        by id.
 
     A coflow without flows is allowed (its completion time is its release).
 
@@ -100,14 +123,10 @@ class CoflowInstance(Instance):
     def validate(self) -> None:
         """Check ports, units, uniqueness of (coflow, input, output), weights and releases."""
         for name in ("n_inputs", "n_outputs"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-                raise InstanceError(name, value, "a positive integer")
-            object.__setattr__(self, name, int(value))
-        w = np.asarray(self.weight)
-        if w.ndim != 1:
-            raise InstanceError("weight.ndim", w.ndim, "1 (one weight per coflow)")
-        n = w.shape[0]
+            value = self._int(name, low=1, expected="a positive integer")
+            if value > MAX_PORTS:
+                raise InstanceError(name, value, "at most 2**31 ports")
+        n = self._array("weight", ndim=1).shape[0]
         cols = {}
         for name in ("coflow", "input", "output", "units"):
             cols[name] = self._array(name, dtype=np.int64, ndim=1)
@@ -122,21 +141,26 @@ class CoflowInstance(Instance):
         self._check("output", cols["output"], (cols["output"] >= 0) & (cols["output"] < self.n_outputs),
                     f"a port in [0, {self.n_outputs})")
         self._check("units", cols["units"], cols["units"] >= 1, ">= 1 (leave out flows without demand)")
-        order = np.lexsort((cols["output"], cols["input"], cols["coflow"]))
+        work = _total_work("units", cols["units"])
+        order = np.lexsort((cols["output"], cols["input"], cols["coflow"]))  # stable: equal rows keep their order
         key = np.stack([cols["coflow"][order], cols["input"][order], cols["output"][order]])
-        dup = np.flatnonzero((np.diff(key, axis=1) == 0).all(axis=0))
-        if dup.size:
-            k = int(order[dup[0] + 1])
+        same = np.concatenate([[False], (np.diff(key, axis=1) == 0).all(axis=0)])  # as the row before
+        if same.any():
+            pos = np.flatnonzero(same)
+            at = pos[np.argmin(order[pos])]  # the repeat that comes first in the caller's order
+            start = np.flatnonzero(~same)
+            k, j = int(order[at]), int(order[start[np.searchsorted(start, at, side="right") - 1]])
             raise InstanceError(
-                f"flow[{k}]", (int(cols["coflow"][k]), int(cols["input"][k]), int(cols["output"][k])),
-                "each (coflow, input, output) once (add their units)",
+                f"(coflow, input, output)[{k}]", (int(cols["coflow"][k]), int(cols["input"][k]),
+                                                  int(cols["output"][k])),
+                f"a triple listed once (add their units): row {j} has it already",
             )
         if not np.array_equal(order, np.arange(f)):
             for name, arr in cols.items():
                 arr = arr[order]
                 arr.setflags(write=False)
                 object.__setattr__(self, name, arr)
-        _weights_and_release(self, n)
+        _weights_and_release(self, n, work)
         _ids(self, n)
 
     # -- shape ----------------------------------------------------------------------------
@@ -205,9 +229,10 @@ class ConcurrentOpenShopInstance(Instance):
     weight : array (n,)
         ``w_j >= 0``.
     release : int array (n,)
-        ``r_j >= 0``: job j may be processed in slots ``r_j + 1`` onward.
+        ``r_j >= 0``: job j may be processed in slots ``r_j + 1`` onward.  The latest release plus
+        the total processing is at most ``2**53``.
     ids : int array (n,), optional
-        Job ids; default ``1..n``.
+        Distinct job ids; default ``1..n``.
 
     Examples
     --------
@@ -227,7 +252,7 @@ class ConcurrentOpenShopInstance(Instance):
         """Check shapes and signs."""
         p = self._array("processing", dtype=np.int64, ndim=2)
         self._check("processing", p, p >= 0, ">= 0")
-        _weights_and_release(self, p.shape[1])
+        _weights_and_release(self, p.shape[1], _total_work("processing", p))
         _ids(self, p.shape[1])
 
     @property

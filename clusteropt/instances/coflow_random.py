@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from clusteropt.instances.base import FLOAT_INT_LIMIT
 from clusteropt.instances.coflow import CoflowInstance
 
 __all__ = ["random_coflows"]
@@ -33,6 +34,8 @@ FLOW_SIGMA = 0.5
 """Log-standard deviation of a flow's size around its coflow's scale under ``size="heavy"``."""
 BURST_MEAN = 5.0
 """Mean number of coflows per batch under ``arrival="bursty"``."""
+MAX_CELLS = 2**27
+"""Most ``n_coflows * n_ports``: the generator draws two tables of that size."""
 
 
 def _choice(name: str, value: object, allowed: tuple[str, ...]) -> str:
@@ -121,7 +124,8 @@ def random_coflows(
     Parameters
     ----------
     n_coflows, n_ports : int
-        Number of coflows n and switch ports (``n_inputs = n_outputs = n_ports``); both ``>= 1``.
+        Number of coflows n and switch ports (``n_inputs = n_outputs = n_ports``); both ``>= 1``,
+        their product at most ``MAX_CELLS = 2**27``.
     width : {"heavy", "narrow", "uniform"}
     size : {"heavy", "uniform", "unit"}
     arrival : {"poisson", "bursty"}
@@ -146,7 +150,9 @@ def random_coflows(
     Raises
     ------
     ValueError
-        A bad parameter; the message names it and the allowed values.
+        A bad parameter; the message names it and the allowed values.  Also when the draws leave
+        the instance's range (more than ``2**53`` units in all, or releases beyond ``2**53`` minus
+        that): the message names ``units_scale`` or ``load``.
 
     References
     ----------
@@ -177,6 +183,9 @@ def random_coflows(
     units_scale = _positive("units_scale", units_scale)
     if max_units is not None:
         max_units = _count("max_units", max_units)
+    if n * p > MAX_CELLS:
+        raise ValueError(f"n_coflows * n_ports = {n} * {p}; expected at most 2**27 (the generator draws "
+                         "n_coflows x n_ports tables of port orders)")
     rng = np.random.default_rng(seed)
 
     # -- widths and ports -------------------------------------------------------------------
@@ -206,7 +215,13 @@ def random_coflows(
     else:
         x = np.ones(coflow.size)
     units = np.maximum(np.ceil(units_scale * x), 1.0)
-    units = np.minimum(units, max_units if max_units is not None else 2.0**62).astype(np.int64)
+    if max_units is not None:
+        units = np.minimum(units, float(max_units))
+    total = float(units.sum())
+    if not total <= FLOAT_INT_LIMIT:  # the instance keeps slot numbers exact (CoflowInstance)
+        raise ValueError(f"units_scale = {units_scale!r} gives {total:.3g} units in all; expected at most 2**53 "
+                         "(lower units_scale or set max_units)")
+    units = units.astype(np.int64)
 
     # -- arrivals ------------------------------------------------------------------------------
     port_work = np.bincount(inputs, weights=units, minlength=p)
@@ -220,6 +235,9 @@ def random_coflows(
         batch = np.searchsorted(np.cumsum(batch_sizes), np.arange(n), side="right")
         gaps = rng.exponential(BURST_MEAN * gap, n)
         times = np.concatenate(([0.0], np.cumsum(gaps[:-1])))[batch]
+    if release and not times[-1] <= FLOAT_INT_LIMIT - total:  # times are sorted
+        raise ValueError(f"load = {load!r} spreads the arrivals over {times[-1]:.3g} slots; expected at most "
+                         "2**53 minus the total units (raise load)")
     releases = np.floor(times).astype(np.int64) if release else np.zeros(n, dtype=np.int64)
 
     # -- weights -------------------------------------------------------------------------------

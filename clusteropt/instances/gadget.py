@@ -34,9 +34,17 @@ from collections.abc import Mapping
 import numpy as np
 from scipy.special import expit
 
-from clusteropt.instances.base import Instance, InstanceError
+from clusteropt.instances.base import (
+    FLOAT_INT_LIMIT,
+    INT_LIMIT,
+    Instance,
+    InstanceError,
+    check_string,
+    first_repeat,
+)
 
 __all__ = [
+    "MAX_HORIZON",
     "PRESETS",
     "UTILITIES",
     "Cluster",
@@ -49,6 +57,13 @@ __all__ = [
     "random_gadget",
     "utility_value",
 ]
+
+#: Most nodes (servers and switches) of a :class:`Cluster`: link keys ``tail * nodes + head`` fit int64.
+MAX_NODES = 2**31
+
+#: Largest horizon ``T`` of a :class:`GadgetInstance`: an online run visits every slot (about a
+#: millisecond each for the cheapest policy), so 10**6 slots is already a run of a quarter hour or more.
+MAX_HORIZON = 10**6
 
 #: Utility kinds (module docstring) -> number of parameters they read from ``utility_params``.
 UTILITIES = {"sigmoid": 3, "sqrt": 1, "log": 1, "quadratic": 2}
@@ -116,9 +131,10 @@ class Cluster(Instance):
     bandwidth : array (L,)
         Link capacity ``e^{u,v}`` > 0 (Gbps in the generators).
     n_switches : int
-        Switch nodes ``S .. S + n_switches - 1`` (no worker resources).
+        Switch nodes ``S .. S + n_switches - 1`` (no worker resources); ``S + n_switches`` is at
+        most :data:`MAX_NODES`.
     resources : tuple of str
-        Names of the R resource types (the paper's experiments use only ``"gpu"``).
+        Distinct names of the R resource types (the paper's experiments use only ``"gpu"``).
     rack : int array (S,), optional
         A label per server (the generators' rack or pod); informational.
 
@@ -144,34 +160,31 @@ class Cluster(Instance):
     rack: np.ndarray | None = None
 
     def validate(self) -> None:
-        """Check shapes, signs, link endpoints and duplicates."""
-        if isinstance(self.resources, str) or not isinstance(self.resources, list | tuple) or not self.resources:
-            raise InstanceError("resources", self.resources, "a non-empty list of resource names")
-        object.__setattr__(self, "resources", tuple(self.resources))
-        for k, r in enumerate(self.resources):
-            if not isinstance(r, str) or not r:
-                raise InstanceError(f"resources[{k}]", r, "a non-empty string")
-        cap = self._array("capacity", ndim=2, shape=(None, len(self.resources)))
+        """Check names, shapes, signs, link endpoints and duplicates."""
+        n_res = len(self._names("resources"))
+        cap = self._array("capacity", ndim=2, shape=(None, n_res))
         if cap.shape[0] == 0:
             raise InstanceError("capacity.shape[0]", 0, "at least one server")
         self._check("capacity", cap, cap >= 0, ">= 0")
-        if not isinstance(self.n_switches, int | np.integer) or self.n_switches < 0:
-            raise InstanceError("n_switches", self.n_switches, "an integer >= 0")
-        object.__setattr__(self, "n_switches", int(self.n_switches))
-        n_nodes = cap.shape[0] + self.n_switches
-        links = self._array("links", dtype=np.int64, ndim=2, shape=(None, 2)) if np.size(self.links) else None
-        if links is None:
+        n_switches = self._int("n_switches", low=0)
+        if cap.shape[0] + n_switches > MAX_NODES:
+            raise InstanceError("n_switches", n_switches, f"<= {MAX_NODES - cap.shape[0]} (at most 2**31 nodes, "
+                                "servers and switches)")
+        n_nodes = cap.shape[0] + n_switches
+        raw = self.links
+        if (isinstance(raw, np.ndarray) and raw.size == 0) or (isinstance(raw, list | tuple) and not raw):
             links = np.zeros((0, 2), dtype=np.int64)
             links.setflags(write=False)
             object.__setattr__(self, "links", links)
+        else:
+            links = self._array("links", dtype=np.int64, ndim=2, shape=(None, 2))
         self._check("links", links, (links >= 0) & (links < n_nodes), f"a node in [0, {n_nodes})")
         self._check("links", links, np.repeat((links[:, 0] != links[:, 1])[:, None], 2, axis=1),
                     "no self-loop (tail != head)")
-        key = links[:, 0] * n_nodes + links[:, 1]
-        _, first = np.unique(key, return_index=True)
-        if first.size != key.size:
-            dup = int(np.setdiff1d(np.arange(key.size), first)[0])
-            raise InstanceError(f"links[{dup}]", links[dup].tolist(), "a link listed once")
+        rep = first_repeat(links)
+        if rep is not None:
+            raise InstanceError(f"links[{rep[0]}]", links[rep[0]].tolist(),
+                                f"a link listed once (links[{rep[1]}] is the same)")
         bw = self._array("bandwidth", ndim=1, shape=(links.shape[0],))
         self._check("bandwidth", bw, bw > 0, "> 0")
         if self.rack is not None:
@@ -333,12 +346,12 @@ class GadgetInstance(Instance):
     arrival : int array (I,)
         ``a_i`` in ``1 .. T`` (Eq. (6): no worker before it).
     max_workers : int array (I,)
-        ``N_i`` >= 1 (Eq. (2)).
+        ``N_i`` >= 1 (Eq. (2)); ``N_i (T - a_i + 1)`` at most ``2**62``.
     per_worker : array (I, R)
         ``l_i^r`` >= 0 (Eqs. (3)-(4)), resources as in the cluster; at least one positive per job.
     limit : array (I, R)
         ``F_i^r`` >= 0 (Eq. (3)); the job's worker-slot budget is ``min_r F_i^r / l_i^r``
-        over the r with ``l_i^r > 0``.
+        over the r with ``l_i^r > 0``, at most ``2**53`` (so :attr:`budget` is exact).
     bandwidth : array (I,)
         ``b_i`` >= 0 reserved on every link a ring edge of job i crosses (Eq. (8)).
     zeta : array (I,)
@@ -381,14 +394,16 @@ class GadgetInstance(Instance):
             object.__setattr__(self, "cluster", cl)
         if not isinstance(cl, Cluster):
             raise InstanceError("cluster", type(cl).__name__, "a Cluster or its dict")
-        if not isinstance(self.horizon, int | np.integer) or self.horizon < 1:
-            raise InstanceError("horizon", self.horizon, "an integer >= 1")
-        object.__setattr__(self, "horizon", int(self.horizon))
+        horizon = self._int("horizon", low=1, high=MAX_HORIZON,
+                            expected=f"a slot count in 1 .. {MAX_HORIZON} (MAX_HORIZON: a run visits every slot)")
         arr = self._array("arrival", dtype=np.int64, ndim=1)
         n = arr.shape[0]
-        self._check("arrival", arr, (arr >= 1) & (arr <= self.horizon), f"a slot in 1 .. {self.horizon}")
+        self._check("arrival", arr, (arr >= 1) & (arr <= horizon), f"a slot in 1 .. {horizon}")
         nmax = self._array("max_workers", dtype=np.int64, ndim=1, shape=(n,))
         self._check("max_workers", nmax, nmax >= 1, ">= 1")
+        slots = horizon - arr + 1  # the job's slots a_i .. T
+        self._check("max_workers", nmax, nmax.astype(float) * slots <= INT_LIMIT,
+                    "N_i (T - a_i + 1) <= 2**62 (the most worker-slots of the job)")
         n_res = len(cl.resources)
         pw = self._array("per_worker", ndim=2, shape=(n, n_res))
         self._check("per_worker", pw, pw >= 0, ">= 0")
@@ -397,12 +412,21 @@ class GadgetInstance(Instance):
             raise InstanceError(f"per_worker[{i}]", pw[i].tolist(), "at least one positive resource")
         lim = self._array("limit", ndim=2, shape=(n, n_res))
         self._check("limit", lim, lim >= 0, ">= 0")
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            ratio = np.where(pw > 0, lim / np.where(pw > 0, pw, 1.0), np.inf)
+        if n:  # the budget min_r F_i^r / l_i^r becomes an int64 (Eq. (3)): keep it exact
+            r_min = ratio.argmin(axis=1)
+            too_big = ~(ratio[np.arange(n), r_min] <= FLOAT_INT_LIMIT)
+            if too_big.any():
+                i = int(np.flatnonzero(too_big)[0])
+                r = int(r_min[i])
+                raise InstanceError(f"limit[{i}, {r}]", float(lim[i, r]), "a budget limit / per_worker <= 2**53 "
+                                    f"worker-slots (per_worker[{i}, {r}] = {float(pw[i, r])!r})")
         bw = self._array("bandwidth", ndim=1, shape=(n,))
         self._check("bandwidth", bw, bw >= 0, ">= 0")
         z = self._array("zeta", ndim=1, shape=(n,))
         self._check("zeta", z, z > 0, "> 0")
-        if self.utility not in UTILITIES:
-            raise InstanceError("utility", self.utility, f"one of {sorted(UTILITIES)}")
+        check_string("utility", self.utility, choices=UTILITIES)
         if self.utility_params is None:
             default = {"sigmoid": [1.0, 0.01, 0.0], "sqrt": [1.0, 0, 0], "log": [1.0, 0, 0],
                        "quadratic": [1.0, 0.0, 0]}[self.utility]
@@ -412,6 +436,7 @@ class GadgetInstance(Instance):
             self._check("utility_params", par[:, :2], par[:, :2] >= 0, ">= 0 (lambda_1, lambda_2 of the sigmoid)")
         else:
             self._check("utility_params", par[:, :2], par[:, :2] >= 0, ">= 0")
+        check_string("name", self.name)
 
     @property
     def n_jobs(self) -> int:
@@ -439,6 +464,11 @@ class GadgetInstance(Instance):
         (4): at most ``N_i`` workers a slot from its arrival to the horizon), whatever the other
         jobs do, so ``sum_i max_{0 <= z <= that} mu_i(zeta_i z)`` bounds the DDLJS objective (2)
         from above (the maximum, not the end point, because the energy utility is not monotone).
+        The maximum is taken over four candidates per job, not over every ``z`` (a budget may be
+        10^5 worker-slots or more): ``0`` and the cap, where a nondecreasing utility (sigmoid,
+        sqrt, log: their lambdas are >= 0) peaks, and for the concave energy utility
+        ``lambda_1 x - lambda_2 x^2 / 2`` the integers on either side of its vertex
+        ``z = lambda_1 / (lambda_2 zeta_i)``, clipped to ``[0, cap]``.
 
         >>> inst = gadget_preset("tiny", jobs=3, seed=0, utility="sqrt")
         >>> cap = np.minimum(inst.budget, inst.max_workers * (inst.horizon - inst.arrival + 1))
@@ -448,8 +478,15 @@ class GadgetInstance(Instance):
         cap = np.minimum(self.budget, self.max_workers * (self.horizon - self.arrival + 1)).astype(np.int64)
         if self.n_jobs == 0:
             return 0.0
-        grid = np.minimum(np.arange(int(cap.max()) + 1)[None, :], cap[:, None])
-        return float(self.utility_of(grid).max(axis=1).sum())
+        vertex = cap.astype(float)
+        if self.utility == "quadratic":
+            l1, l2 = self.utility_params[:, 0], self.utility_params[:, 1]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                vertex = np.where(l2 > 0, l1 / (l2 * self.zeta), np.inf)
+        vertex = np.minimum(vertex, cap)
+        candidates = np.stack([np.zeros_like(cap), cap, np.floor(vertex), np.ceil(vertex)], axis=1)
+        candidates = np.clip(candidates, 0, cap[:, None])
+        return float(self.utility_of(candidates).max(axis=1).sum())
 
 
 def bursty_arrivals(n_jobs: int, horizon: int, *, burst_rate: float = 5.0, p_start: float = 0.1,

@@ -49,7 +49,14 @@ from pathlib import Path
 import numpy as np
 
 from clusteropt.instances.coflow_trace import _NUMBER, MAX_INT, TraceError, _positive, _read_text, _snap
-from clusteropt.instances.gadget import UTILITIES, Cluster, GadgetInstance, _draw_job_params, fat_tree_cluster
+from clusteropt.instances.gadget import (
+    MAX_HORIZON,
+    UTILITIES,
+    Cluster,
+    GadgetInstance,
+    _draw_job_params,
+    fat_tree_cluster,
+)
 
 __all__ = ["MAX_GPUS", "MAX_HORIZON", "read_alibaba_jobs", "read_philly_jobs"]
 
@@ -65,9 +72,9 @@ _MISSING = ("", "nan")
 
 #: Most GPUs (workers) one job of a trace may ask for.
 MAX_GPUS = 10**6
-#: Most slots from the first to the last arrival when the caller gives no ``horizon`` (which then is the
-#: last arrival slot); a longer span needs an explicit ``horizon=`` (or ``max_jobs=``).
-MAX_HORIZON = 10**6
+# MAX_HORIZON (from instances.gadget, the largest T of an instance) also bounds the span from the first to the
+# last arrival when the caller gives no ``horizon`` (which then is the last arrival slot): a longer span needs an
+# explicit ``horizon=`` (or ``max_jobs=``).
 
 
 @dataclass(frozen=True)

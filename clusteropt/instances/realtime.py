@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from clusteropt.instances.base import Instance, InstanceError
+from clusteropt.instances.base import Instance, InstanceError, check_string, shown
 
 __all__ = ["MAX_STATES", "PRESETS", "RealtimeInstance", "random_realtime", "realtime_preset"]
 
@@ -80,13 +80,13 @@ class RealtimeInstance(Instance):
             raise InstanceError("success.shape", p.shape, "at least one application and one worker")
         self._check("success", p, (p >= 0) & (p <= 1), "a probability in [0, 1]")
         if (self.generation is None) == (self.patterns is None):
-            raise InstanceError("generation", self.generation,
+            raise InstanceError("generation", shown(self.generation),
                                 "exactly one of generation (independent tasks) and patterns")
         if self.generation is not None:
             g = self._array("generation", ndim=2, shape=(n, m))
             self._check("generation", g, (g >= 0) & (g <= 1), "a probability in [0, 1]")
             if self.pattern_prob is not None:
-                raise InstanceError("pattern_prob", self.pattern_prob, "None when generation is given")
+                raise InstanceError("pattern_prob", shown(self.pattern_prob), "None when generation is given")
         else:
             pat = self._array("patterns", dtype=np.int64, ndim=3)
             if pat.shape[1:] != (n, m):
@@ -105,8 +105,7 @@ class RealtimeInstance(Instance):
             self.requirement.setflags(write=False)
         r = self._array("requirement", ndim=1, shape=(n,))
         self._check("requirement", r, r >= 0, ">= 0 (completed jobs per frame)")
-        if not isinstance(self.name, str):
-            raise InstanceError("name", self.name, "a string")
+        check_string("name", self.name)
 
     # -- sizes and derived numbers ---------------------------------------------------------
     @property

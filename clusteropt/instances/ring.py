@@ -31,12 +31,24 @@ from typing import Any
 
 import numpy as np
 
-from clusteropt.instances.base import Instance, InstanceError, write_bytes_atomic, write_text_atomic
+from clusteropt.instances.base import (
+    Instance,
+    InstanceError,
+    as_number_array,
+    check_int,
+    check_number,
+    check_string,
+    shown,
+    write_bytes_atomic,
+    write_text_atomic,
+)
 
-__all__ = ["INLINE_REQUESTS", "PATTERNS", "RingInstance", "contiguous_assignment", "random_ring"]
+__all__ = ["INLINE_REQUESTS", "MAX_PROCESSES", "PATTERNS", "RingInstance", "contiguous_assignment", "random_ring"]
 
 #: Longest request sequence written inline in the JSON; longer ones go to a ``.npy`` file beside it.
 INLINE_REQUESTS = 10_000
+#: Most processes of a ring (the default initial assignment holds one int64 per process).
+MAX_PROCESSES = 2**24
 #: The request patterns of :func:`random_ring`.
 PATTERNS = ("uniform", "hotspot", "moving-hotspot", "zipf", "phases")
 
@@ -51,12 +63,7 @@ def contiguous_assignment(n: int, servers: int) -> np.ndarray:
 
 
 def _int_field(name: str, value: Any, low: int, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        else:
-            raise InstanceError(name, value, "an integer")
-    value = int(value)
+    value = check_int(name, value, floats=True)  # integral floats are taken, up to 2**53
     if value < low or (high is not None and value > high):
         raise InstanceError(name, value, f"an integer in {low}..{high}" if high is not None else f">= {low}")
     return value
@@ -65,51 +72,17 @@ def _int_field(name: str, value: Any, low: int, high: int | None = None) -> int:
 def _int_vector(name: str, raw: Any, low: int, high: int, what: str) -> np.ndarray:
     """``raw`` as a read-only 1-d int64 array with every entry in ``low..high``.
 
-    Vectorized (a million entries take milliseconds); integers are taken exactly, floats only
-    when integral, and the first bad entry is named.
+    Vectorized for arrays (a million entries take milliseconds); integers are taken exactly,
+    floats only when integral, booleans and strings not at all, and the first bad entry is named
+    (:func:`~clusteropt.instances.base.as_number_array`).
     """
-    try:
-        arr = raw if isinstance(raw, np.ndarray) else np.asarray(raw if raw is not None else [])
-    except (TypeError, ValueError) as exc:  # ragged nested lists
-        raise InstanceError(name, _short(raw), f"a flat list of integers ({exc})") from None
-    if arr.dtype.kind in "USV":
-        raise InstanceError(name, _short(raw), "a list of integers (not strings)")
-    if arr.dtype == object or arr.dtype.kind not in "iufb":
-        if arr.ndim == 1:  # entry by entry: int() would truncate 1.5 and accept "3"
-            for i, x in enumerate(arr.tolist()):
-                if isinstance(x, bool | np.bool_) or not (isinstance(x, int | np.integer) or (
-                        isinstance(x, float | np.floating) and float(x).is_integer())):
-                    raise InstanceError(f"{name}[{i}]", x, "an integer")
-        try:
-            arr = np.asarray(arr, dtype=np.int64)
-        except (TypeError, ValueError, OverflowError) as exc:
-            raise InstanceError(name, _short(raw), f"a list of integers ({exc})") from None
-    if arr.ndim != 1:
-        raise InstanceError(f"{name}.ndim", arr.ndim, "1")
-    if arr.dtype.kind == "b":
-        raise InstanceError(name, "booleans", "integers")
-    if arr.dtype.kind == "f":
-        bad = ~np.isfinite(arr) | (arr != np.round(arr))
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise InstanceError(f"{name}[{i}]", float(arr[i]), "an integer")
-        arr = arr.astype(np.int64)
-    elif arr.dtype.kind == "u" and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
-        i = int(np.argmax(arr))
-        raise InstanceError(f"{name}[{i}]", int(arr[i]), f"{what} in {low}..{high}")
-    arr = np.array(arr, dtype=np.int64, copy=True) if arr.dtype != np.int64 or arr.flags.writeable else arr
+    arr = as_number_array(name, raw if raw is not None else (), dtype=np.int64, ndim=1)
     if arr.size:
         bad = (arr < low) | (arr > high)
         if bad.any():
             i = int(np.argmax(bad))
             raise InstanceError(f"{name}[{i}]", int(arr[i]), f"{what} in {low}..{high}")
-    arr.setflags(write=False)
     return arr
-
-
-def _short(raw: Any) -> Any:
-    text = repr(raw)
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -119,7 +92,8 @@ class RingInstance(Instance):
     Parameters
     ----------
     n : int
-        Number of processes (>= 2), named ``0..n-1`` along the ring.
+        Number of processes (>= 2, at most :data:`MAX_PROCESSES` = ``2**24``), named ``0..n-1``
+        along the ring.
     servers : int
         ``l``, the number of servers (>= 1); ``n`` must be a multiple of it.
     requests : int array (T,)
@@ -162,6 +136,8 @@ class RingInstance(Instance):
         """Check n, servers (n divisible by it), the edge ids, the initial loads and alpha."""
         set_ = lambda field, value: object.__setattr__(self, field, value)  # noqa: E731
         n = _int_field("n", self.n, 2)
+        if n > MAX_PROCESSES:
+            raise InstanceError("n", n, f"at most {MAX_PROCESSES} processes (2**24)")
         set_("n", n)
         servers = _int_field("servers", self.servers, 1, n)
         set_("servers", servers)
@@ -185,22 +161,15 @@ class RingInstance(Instance):
                 raise InstanceError(f"initial[{v}]", s, f"a server with room: server {s} holds "
                                     f"{int(counts[s])} processes, capacity k = {k}")
         set_("initial", initial)
-        try:
-            alpha = float(self.alpha)
-        except (TypeError, ValueError):
-            raise InstanceError("alpha", self.alpha, "a number >= 0") from None
-        if isinstance(self.alpha, bool | str | bytes) or not math.isfinite(alpha) or alpha < 0:
-            raise InstanceError("alpha", self.alpha, "a finite number >= 0")
-        set_("alpha", alpha)
-        if not isinstance(self.name, str):
-            raise InstanceError("name", self.name, "a string")
+        set_("alpha", check_number("alpha", self.alpha, low=0))
+        check_string("name", self.name)
         if self.generated_by is not None:
             if not isinstance(self.generated_by, Mapping):
-                raise InstanceError("generated_by", self.generated_by, "a mapping of JSON values")
-            try:
-                set_("generated_by", json.loads(json.dumps(dict(self.generated_by))))
-            except (TypeError, ValueError) as exc:
-                raise InstanceError("generated_by", _short(self.generated_by), f"JSON values ({exc})") from None
+                raise InstanceError("generated_by", shown(self.generated_by), "a mapping of JSON values")
+            try:  # a copy of plain JSON values (finite numbers: the file must stay strict JSON)
+                set_("generated_by", json.loads(json.dumps(dict(self.generated_by), allow_nan=False)))
+            except (TypeError, ValueError, RecursionError) as exc:
+                raise InstanceError("generated_by", shown(self.generated_by), f"JSON values ({exc})") from None
 
     # -- derived -------------------------------------------------------------------------------
     @property
@@ -258,12 +227,12 @@ class RingInstance(Instance):
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, base_dir: str | Path | None = None) -> RingInstance:
         """Inverse of :meth:`to_dict`; a ``.npy`` reference is read from ``base_dir``."""
+        if not isinstance(data, Mapping):
+            return super().from_dict(data)  # type: ignore[return-value]  (its error names the problem)
         data = dict(data)
         req = data.get("requests")
         if isinstance(req, Mapping):
             data["requests"] = _read_npy_ref(req, base_dir)
-        elif isinstance(req, list):
-            data["requests"] = np.asarray(req) if req else np.zeros(0, dtype=np.int64)
         return super().from_dict(data)  # type: ignore[return-value]
 
     @classmethod
@@ -283,31 +252,34 @@ class RingInstance(Instance):
 
 
 def _read_npy_ref(ref: Mapping[str, Any], base_dir: str | Path | None) -> np.ndarray:
-    unknown = sorted(set(ref) - {"npy", "count", "sha256"})
+    unknown = sorted(set(ref) - {"npy", "count", "sha256"}, key=str)
     if unknown or not isinstance(ref.get("npy"), str):
-        raise InstanceError("requests", dict(ref),
+        raise InstanceError("requests", shown(dict(ref)),
                             "a list of edge ids or {'npy': file, 'count': T, 'sha256': hex}")
     if base_dir is None:
-        raise InstanceError("requests.npy", ref["npy"],
+        raise InstanceError("requests.npy", shown(ref["npy"]),
                             "a file beside the JSON: read it with load_instance(path) or RingInstance.read(path)")
     name = ref["npy"]
-    if Path(name).name != name:
-        raise InstanceError("requests.npy", name, "a plain file name in the JSON file's folder")
+    if Path(name).name != name or name in ("", ".", "..") or "\0" in name:
+        raise InstanceError("requests.npy", shown(name), "a plain file name in the JSON file's folder")
     path = Path(base_dir) / name
     try:
         blob = path.read_bytes()
-    except FileNotFoundError:
+    except OSError:  # missing, a folder, unreadable
         raise InstanceError("requests.npy", str(path), "an existing .npy file beside the JSON") from None
     if "sha256" in ref and hashlib.sha256(blob).hexdigest() != ref["sha256"]:
-        raise InstanceError("requests.sha256", ref["sha256"], f"the SHA-256 of {path} (the file was changed)")
+        raise InstanceError("requests.sha256", shown(ref["sha256"]),
+                            f"the SHA-256 of {path} (the file was changed)")
     try:
         arr = np.load(io.BytesIO(blob), allow_pickle=False)
-    except (ValueError, OSError) as exc:
+    except (ValueError, OSError, EOFError) as exc:
         raise InstanceError("requests.npy", str(path), f"a NumPy .npy file of integers ({exc})") from None
+    if not isinstance(arr, np.ndarray):  # an .npz archive
+        raise InstanceError("requests.npy", str(path), "a NumPy .npy file of integers (not an .npz archive)")
     if arr.dtype.kind not in "iu":
         raise InstanceError("requests.npy dtype", str(arr.dtype), "an integer dtype")
-    if "count" in ref and arr.size != ref["count"]:
-        raise InstanceError("requests.count", ref["count"], f"the {arr.size} entries of {path}")
+    if "count" in ref and (isinstance(ref["count"], bool) or arr.size != ref["count"]):
+        raise InstanceError("requests.count", shown(ref["count"]), f"the {arr.size} entries of {path}")
     return arr
 
 

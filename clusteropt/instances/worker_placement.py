@@ -34,7 +34,7 @@ class WorkerPlacementInstance(Instance):
         Utility per scheduled worker of job i (a linear stand-in for the paper's concave
         utility); >= 0.
     resources : tuple of str
-        Names of the R resource types.
+        Names of the R resource types: non-empty and distinct.
 
     Examples
     --------
@@ -56,17 +56,8 @@ class WorkerPlacementInstance(Instance):
     resources: tuple[str, ...] = ("gpu", "cpu", "mem")
 
     def validate(self) -> None:
-        """Check shapes, signs and integrality (see the class docstring for the rules)."""
-        if isinstance(self.resources, str) or not isinstance(self.resources, list | tuple):
-            raise InstanceError("resources", self.resources, "a list or tuple of resource names")
-        resources = tuple(self.resources)
-        object.__setattr__(self, "resources", resources)
-        n_res = len(resources)
-        if n_res == 0:
-            raise InstanceError("resources", resources, "at least one resource name")
-        for k, r in enumerate(resources):
-            if not isinstance(r, str) or not r:
-                raise InstanceError(f"resources[{k}]", r, "a non-empty string")
+        """Check names, shapes, signs and integrality (see the class docstring for the rules)."""
+        n_res = len(self._names("resources"))  # distinct: a repeat would merge rows of the model
         cap = self._array("capacity", ndim=2, shape=(None, n_res))
         self._check("capacity", cap, cap >= 0, ">= 0")
         if cap.shape[0] == 0:

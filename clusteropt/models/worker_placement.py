@@ -50,6 +50,8 @@ def build_worker_placement(
     m = pyo.ConcreteModel(name="worker_placement")
     m.I = pyo.RangeSet(0, inst.n_jobs - 1, doc="jobs i")
     m.S = pyo.RangeSet(0, inst.n_servers - 1, doc="servers s")
+    if len(set(inst.resources)) != len(inst.resources):  # the instance refuses these; Pyomo would merge them
+        raise ValueError(f"resources = {list(inst.resources)}; expected distinct names (a repeat drops rows)")
     m.R = pyo.Set(initialize=inst.resources, ordered=True, doc="resource types r")
     r_of = {r: k for k, r in enumerate(inst.resources)}
     m.C = pyo.Param(

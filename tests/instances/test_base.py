@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -88,7 +89,8 @@ def test_valid_instance_builds():
         ({"utility": [-np.inf, 1.0]}, "utility[0] = -inf; expected a finite number"),
         ({"max_workers": [np.nan, 1]}, "max_workers[0] = nan; expected a finite number"),
         # resources
-        ({"resources": ()}, "resources = (); expected at least one resource name"),
+        ({"resources": ()}, "resources = (); expected a non-empty list of resource names"),
+        ({"resources": ("gpu", "gpu")}, "resources[1] = 'gpu'; expected a name distinct from resources[0]"),
         ({"resources": ("gpu", 3)}, "resources[1] = 3; expected a non-empty string"),
         ({"resources": ("gpu", "")}, "resources[1] = ''; expected a non-empty string"),
         ({"resources": (None, "mem")}, "resources[0] = None; expected a non-empty string"),
@@ -120,12 +122,19 @@ def test_shape_messages_name_the_axis(changes, message):
 
 
 def test_non_numeric_array_names_field():
-    err = raises_exactly(
-        "capacity = [['a', 16]]; expected an array of numbers "
-        "(could not convert string to float: 'a')",
-        capacity=[["a", 16]],
-    )
-    assert err.where == "capacity"
+    err = raises_exactly("capacity[0, 0] = 'a'; expected a number (not a string)", capacity=[["a", 16]])
+    assert err.where == "capacity[0, 0]"
+
+
+def test_numpy_scalars_and_0d_arrays_count_as_numbers():
+    # Python callers pass lists of numpy scalars; small integer types must not warn when range-checked.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        inst = make(utility=[np.float32(1.5), np.array(3.0)], max_workers=[np.int8(2), np.uint64(1)])
+    assert inst.utility.tolist() == [1.5, 3.0] and inst.max_workers.tolist() == [2, 1]
+    raises_exactly("max_workers[0] = True; expected a number (true / false is not one)",
+                   max_workers=[np.bool_(True), 1])
+    raises_exactly("max_workers[0] = '1'; expected a number (not a string)", max_workers=np.array(["1", "2"]))
 
 
 def test_error_reports_first_bad_entry_in_c_order():
@@ -281,7 +290,7 @@ def test_from_dict_missing_kind():
         WorkerPlacementInstance.from_dict(data)
 
 
-@pytest.mark.parametrize("version", [2, 0, "1", None])
+@pytest.mark.parametrize("version", [2, 0, "1", None, True])
 def test_from_dict_wrong_schema_version(version):
     data = {**good_dict(), "schema_version": version}
     with pytest.raises(InstanceError) as info:
@@ -391,6 +400,26 @@ def test_load_instance_bad_field_is_instance_error(tmp_path):
 def test_load_instance_missing_file(tmp_path):
     with pytest.raises(FileNotFoundError):
         load_instance(tmp_path / "nope.json")
+
+
+def test_load_instance_of_a_folder_is_an_instance_error(tmp_path):
+    # BUG (issue 18): read_bytes() on a folder raised IsADirectoryError, not the one-line error.
+    with pytest.raises(InstanceError, match=rf"^{re.escape(str(tmp_path))} = .*; expected a readable instance"):
+        load_instance(tmp_path)
+
+
+def test_from_dict_of_a_non_mapping_is_an_instance_error():
+    with pytest.raises(InstanceError, match=r"^worker-placement = \[1, 2\]; expected a mapping"):
+        WorkerPlacementInstance.from_dict([1, 2])
+
+
+def test_from_dict_rejects_lists_nested_too_deep():
+    deep: list = [1.0]
+    for _ in range(40):
+        deep = [deep]
+    with pytest.raises(InstanceError, match=r"^utility\[0, 0, 0, 0, 0, 0, 0, 0, \.\.\.\] = .*; expected lists and "
+                       r"objects nested at most 32 deep$"):
+        WorkerPlacementInstance.from_dict({**good_dict(), "utility": deep})
 
 
 def test_base_instance_has_no_kind_and_is_not_registered():

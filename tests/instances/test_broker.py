@@ -97,7 +97,7 @@ def test_price_function_is_eq2_continuous_and_concave():
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"resources": "gpu"}, "resources = 'gpu'; expected a non-empty list of resource names"),
     ({"resources": ("gpu", "")}, "resources[1] = ''; expected a non-empty string"),
-    ({"resources": ("gpu", "gpu")}, "resources = ['gpu', 'gpu']; expected distinct names ('gpu' repeated)"),
+    ({"resources": ("gpu", "gpu")}, "resources[1] = 'gpu'; expected a name distinct from resources[0]"),
     ({"resources": ("gpu",)}, "price_a.shape[1] = 2; expected 1"),
     ({"price_a": [[3.0, 1.0], [4.0, 0.0]]}, "price_a[1, 1] = 0.0; expected > 0"),
     ({"price_b": [[2.0, 0.5], [3.0, -1.0]]}, "price_b[1, 1] = -1.0; expected >= 0"),

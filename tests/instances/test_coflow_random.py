@@ -151,3 +151,22 @@ def test_bad_parameters_name_themselves(kw, message):
 def test_trace_scale_generates():
     inst = random_coflows(526, 150, seed=0)
     assert inst.n_coflows == 526 and inst.n_flows > 10_000
+
+
+@pytest.mark.parametrize(("kw", "match"), [
+    # BUG (issue 18): a load this small made the arrival times infinite; floor(inf) cast to int64 gave
+    # release -2**63 (with a RuntimeWarning) and a message about release instead of load.
+    ({"load": 1e-300}, r"^load = 1e-300 spreads the arrivals over .* slots; expected at most 2\*\*53 minus"),
+    # units beyond 2**53 in all: slot numbers and the float-summed totals would no longer be exact
+    ({"units_scale": 1e300, "max_units": None}, r"^units_scale = 1e\+300 gives .* units in all; expected at most "
+     r"2\*\*53"),
+    # an n_coflows x n_ports table of 2**42 cells: a MemoryError, not a message
+    ({"n_coflows": 4, "n_ports": 2**40}, r"^n_coflows \* n_ports = 4 \* 1099511627776; expected at most 2\*\*27"),
+])
+def test_draws_out_of_the_instance_range_name_the_parameter(kw, match):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=match):
+            random_coflows(**{"n_coflows": 5, "n_ports": 3, "seed": 0, **kw})

@@ -46,7 +46,7 @@ def jobs(**kw) -> GadgetInstance:
     ({"links": [[0, 2], [-1, 0]], "bandwidth": [1, 1]}, "links[1, 0] = -1; expected a node in [0, 3)"),
     ({"links": [[0, 2], [2, 2]], "bandwidth": [1, 1]}, "links[1, 0] = 2; expected no self-loop (tail != head)"),
     ({"links": [[0, 2], [2, 0], [0, 2]], "bandwidth": [1, 1, 1]},
-     "links[2] = [0, 2]; expected a link listed once"),
+     "links[2] = [0, 2]; expected a link listed once (links[0] is the same)"),
     ({"bandwidth": [1, 1, 0, 1]}, "bandwidth[2] = 0.0; expected > 0"),
     ({"bandwidth": [1, -3, 1, 1]}, "bandwidth[1] = -3.0; expected > 0"),
     ({"bandwidth": [1, 1, 1]}, "bandwidth.shape[0] = 3; expected 4"),
@@ -143,6 +143,9 @@ def test_k_ary_fat_tree():
 # -- GadgetInstance ----------------------------------------------------------------------------------
 
 
+HORIZON = "expected a slot count in 1 .. 1000000 (MAX_HORIZON: a run visits every slot)"
+
+
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"arrival": [0, 5]}, "arrival[0] = 0; expected a slot in 1 .. 5"),
     ({"arrival": [1, 6]}, "arrival[1] = 6; expected a slot in 1 .. 5"),
@@ -162,8 +165,9 @@ def test_k_ary_fat_tree():
     ({"max_workers": [1, 2, 3]}, "max_workers.shape[0] = 3; expected 2"),
     ({"limit": [[1]]}, "limit.shape[0] = 1; expected 2"),
     ({"zeta": [1.0]}, "zeta.shape[0] = 1; expected 2"),
-    ({"horizon": 0}, "horizon = 0; expected an integer >= 1"),
-    ({"horizon": 2.5}, "horizon = 2.5; expected an integer >= 1"),
+    ({"horizon": 0}, f"horizon = 0; {HORIZON}"),
+    ({"horizon": 2.5}, f"horizon = 2.5; {HORIZON}"),
+    ({"horizon": 10**7}, f"horizon = 10000000; {HORIZON}"),
     ({"cluster": 5}, "cluster = 'int'; expected a Cluster or its dict"),
     ({"cluster": {**star().to_dict(), "bandwidth": [10, 10, 10, -1]}},
      "cluster.bandwidth[3] = -1.0; expected > 0"),
@@ -401,3 +405,20 @@ def test_alone_bound_bounds_every_policy(utility):
     for name in ("gadget", "las", "fifo"):
         run = run_online(make_policy(name), inst, horizon=inst.horizon, seed=0)
         assert check_gadget_schedule(inst, run.schedule).total_utility <= bound + 1e-9 * abs(bound)
+
+
+@pytest.mark.parametrize("utility", ["sigmoid", "sqrt", "log", "quadratic"])
+def test_alone_bound_equals_the_maximum_over_every_worker_slot_count(utility):
+    # the bound takes four candidates per job instead of a jobs x budget grid (a Philly budget is
+    # ~10^5 worker-slots); here it is checked against that grid
+    import dataclasses
+
+    for seed in range(3):
+        inst = gadget_preset("small", jobs=12, seed=seed, utility=utility)
+        cap = np.minimum(inst.budget, inst.max_workers * (inst.horizon - inst.arrival + 1))
+        if utility == "quadratic":  # the presets put the vertex at the budget; move it inside the range
+            par = np.array(inst.utility_params)
+            par[:, 1] = par[:, 0] / (inst.zeta * (cap / 2 + 0.3))
+            inst = dataclasses.replace(inst, utility_params=par)
+        grid = np.minimum(np.arange(int(cap.max()) + 1)[None, :], cap[:, None])
+        assert inst.alone_bound() == pytest.approx(float(inst.utility_of(grid).max(axis=1).sum()), rel=1e-12)

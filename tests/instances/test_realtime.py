@@ -89,3 +89,18 @@ def test_random_realtime_checks_its_arguments():
         random_realtime(2, 2, generation=(0.5, 0.2))
     fixed = random_realtime(2, 3, generation=0.3, success=0.8, seed=0)
     assert (fixed.generation == 0.3).all() and (fixed.success == 0.8).all()
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    # BUG (issue 18): booleans and numeric strings passed as numbers (np.array(..., dtype=float)).
+    ({"success": [[0.5]], "patterns": [[[True]]], "pattern_prob": [1.0]},
+     r"^patterns\[0, 0, 0\] = True; expected a number \(true / false is not one\)$"),
+    ({"success": [["0.5"]], "generation": [[0.2]]},
+     r"^success\[0, 0\] = '0.5'; expected a number \(not a string\)$"),
+    ({"success": [[0.5]], "generation": [[0.2]], "requirement": [False]},
+     r"^requirement\[0\] = False; expected a number"),
+    ({"success": [[0.5]], "generation": [[0.2]], "name": ["x"]}, r"^name = \['x'\]; expected a string$"),
+])
+def test_booleans_and_strings_are_not_numbers(kwargs, match):
+    with pytest.raises(InstanceError, match=match):
+        RealtimeInstance(**kwargs)
