@@ -1,14 +1,22 @@
 """The ``clusteropt`` command.
 
-Exit codes: 0 success; 2 bad input (one line on stderr, no traceback); 3 the solver found no
-solution (infeasible, unbounded, error, or a limit with no incumbent); 4 an experiment finished
-with failed or timed-out cells (they are in the store, with their errors).
+Exit codes: 0 success; 2 bad input (one line on stderr, no traceback; also a file that cannot be
+read or written, named in the line, and running out of memory); 3 the solver found no solution
+(infeasible, unbounded, error, or a limit with no incumbent); 4 an experiment finished with failed
+or timed-out cells (they are in the store, with their errors).
+
+Output options take ``-`` for stdout (the summary lines then go to stderr).  An output that is one
+of the command's inputs is refused; an output that is a link, a device or a FIFO is written
+through, a regular file replaced whole (a failed write leaves the earlier file).
 """
 
 from __future__ import annotations
 
+import io
 import json
 import logging
+import math
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -69,6 +77,57 @@ def _load(path: str):
         raise BadInput(text if text.startswith(str(p)) else f"{path}: {text}") from None
 
 
+def _inputs(instance: str) -> tuple[str, ...]:
+    """An instance file and what it may read beside it (a ring instance's ``.requests.npy``)."""
+    p = Path(instance)
+    return instance, str(p.with_name(f"{p.stem}.requests.npy"))
+
+
+def _refuse_overwrite(output: str | None, option: str, *inputs: str | None) -> None:
+    """Bad input when ``output`` is (the same file as) one of the ``inputs``: writing it would
+    destroy the input.  Checked before anything is read or run.
+    """
+    if output is None or output == "-":
+        return
+    for source in inputs:
+        if source is None or source == "-":
+            continue
+        try:
+            same = os.path.samefile(output, source)  # also through links
+        except OSError:
+            same = False  # one of them does not exist
+        if same:
+            raise BadInput(f"{option} {output} is the input file {source}; writing it would destroy the input "
+                           "(choose another output file)")
+
+
+def _is_stdout(path: str | None) -> bool:
+    """``-``, or a name of this process's standard output (``/dev/stdout``, ``/dev/fd/1``, its tty)."""
+    if path is None or path == "-":
+        return path == "-"
+    try:
+        return os.path.samestat(os.stat(path), os.fstat(sys.stdout.fileno()))
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return False
+
+
+def _echo(text: str, *outputs: str | None) -> None:
+    """A line for the user: on stdout, unless a result goes to stdout (``-``), then on stderr."""
+    click.echo(text, err=any(_is_stdout(o) for o in outputs))
+
+
+def _write_text(path: str, text: str) -> None:
+    """Write an output file (``-``: stdout); a write error is one line naming the file."""
+    if _is_stdout(path):  # through our own stream, not a second one onto the same file
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        write_text_atomic(path, text)
+    except OSError as exc:
+        raise BadInput(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
 _SLOT_HELP = ("Per-slot models: the slot t (gvne: default the last; broker-milp / broker-lp: default all "
               "slots; broker-regularized: required).")
 
@@ -124,31 +183,49 @@ def models_cmd() -> None:
 @click.option("--relax", is_flag=True, help="Build the continuous relaxation.")
 @click.option("--slot", type=int, default=None, help=_SLOT_HELP)
 @click.option("--export", "export_path", type=str, default=None,
-              help="Also write the model to FILE (.lp or .mps).")
+              help="Also write the model to FILE (.lp or .mps; - writes LP to stdout).")
 def build_cmd(instance: str, model_name: str, relax: bool, slot: int | None, export_path: str | None) -> None:
     """Build a model for INSTANCE and print its components (sizes and equations)."""
     from clusteropt.models import model_summary
 
+    _refuse_overwrite(export_path, "--export", *_inputs(instance))
     _, spec, model = _build(instance, model_name, relax, slot)
     rows = model_summary(model)
-    click.echo(f"model {spec.name} ({spec.backend}){' relaxed' if relax else ''}: {spec.description}")
-    click.echo(_table(rows, ["component", "type", "size", "doc"]))
+    _echo(f"model {spec.name} ({spec.backend}){' relaxed' if relax else ''}: {spec.description}", export_path)
+    _echo(_table(rows, ["component", "type", "size", "doc"]), export_path)
     totals = {t: sum(r["size"] for r in rows if r["type"] == t) for t in ("variable", "constraint")}
-    click.echo(f"{totals['variable']} variables, {totals['constraint']} constraints")
+    _echo(f"{totals['variable']} variables, {totals['constraint']} constraints", export_path)
     if export_path:
         _export(model, export_path)
 
 
 def _export(model, path: str) -> None:
+    """Write ``model`` to ``path`` (``-``: LP on stdout) through a temporary file and a rename, so
+    a failed write (a full disk) leaves an earlier file as it was.
+    """
+    from clusteropt.instances.base import write_bytes_atomic
     from clusteropt.solvers import UnsuitableSolverError, write_model
+    from clusteropt.solvers.files import FORMATS
 
+    to_stdout = _is_stdout(path)
+    if not to_stdout and Path(path).suffix.lower() not in FORMATS:
+        raise BadInput(f"cannot tell the file format of {path!r} from its suffix {Path(path).suffix!r}; "
+                       f"expected one of {', '.join(FORMATS)} (or - for LP on stdout)")
     try:
-        out = write_model(model, path)
+        if to_stdout:
+            import tempfile
+
+            with tempfile.TemporaryDirectory() as tmp:
+                write_model(model, Path(tmp) / "model.lp")
+                sys.stdout.write((Path(tmp) / "model.lp").read_text())
+                sys.stdout.flush()
+            return
+        write_bytes_atomic(path, lambda tmp: write_model(model, tmp))
     except (ValueError, UnsuitableSolverError) as exc:
         raise BadInput(str(exc)) from None
     except OSError as exc:
         raise BadInput(f"cannot write {path}: {exc.strerror or exc}") from None
-    click.echo(f"wrote {out}")
+    click.echo(f"wrote {path}")
 
 
 @cli.command("export")
@@ -158,7 +235,8 @@ def _export(model, path: str) -> None:
 @click.option("--relax", is_flag=True, help="Export the continuous relaxation.")
 @click.option("--slot", type=int, default=None, help=_SLOT_HELP)
 def export_cmd(instance: str, file: str, model_name: str, relax: bool, slot: int | None) -> None:
-    """Write the model built for INSTANCE to FILE (.lp or .mps) with the paper's names."""
+    """Write the model built for INSTANCE to FILE (.lp or .mps; - writes LP to stdout) with the paper's names."""
+    _refuse_overwrite(file, "FILE", *_inputs(instance))
     _, _, model = _build(instance, model_name, relax, slot)
     _export(model, file)
 
@@ -172,11 +250,12 @@ def export_cmd(instance: str, file: str, model_name: str, relax: bool, slot: int
 @click.option("--threads", type=int, default=None, help="Solver threads.")
 @click.option("--relax", is_flag=True, help="Solve the continuous relaxation.")
 @click.option("--slot", type=int, default=None, help=_SLOT_HELP)
-@click.option("--json", "json_path", type=str, default=None, help="Write the result to FILE.")
+@click.option("--json", "json_path", type=str, default=None, help="Write the result to FILE (-: stdout).")
 def solve_cmd(instance, model_name, solver, time_limit, mip_gap, threads, relax, slot, json_path):
     """Build and solve the model for INSTANCE; print the result (and write it as JSON)."""
     from clusteropt.solvers import SolverError, SolverUnavailableError, solve
 
+    _refuse_overwrite(json_path, "--json", *_inputs(instance))
     _, spec, model = _build(instance, model_name, relax, slot)
     try:
         result = solve(model, solver, time_limit=time_limit, mip_gap=mip_gap, threads=threads,
@@ -185,17 +264,15 @@ def solve_cmd(instance, model_name, solver, time_limit, mip_gap, threads, relax,
         raise BadInput(str(exc)) from None
     except SolverError as exc:
         raise SolverFailure(str(exc)) from None
-    click.echo(result.summary())
+    _echo(result.summary(), json_path)
     if not result.has_solution:
         # nothing is written: an earlier result file at --json stays as it was
         raise SolverFailure(f"no solution: {result.termination.value} ({result.raw.get('status')})")
     if json_path:
         payload = {"instance": instance, "model": spec.name, "relax": relax, **result.to_dict()}
-        try:
-            write_text_atomic(json_path, json.dumps(payload, indent=1) + "\n")
-        except OSError as exc:
-            raise BadInput(f"cannot write {json_path}: {exc.strerror or exc}") from None
-        click.echo(f"wrote {json_path}")
+        _write_text(json_path, json.dumps(payload, indent=1) + "\n")
+        if not _is_stdout(json_path):
+            click.echo(f"wrote {json_path}")
 
 
 @cli.command("demo")
@@ -223,11 +300,12 @@ def import_group() -> None:
               help="MB moved per port per slot: demands become ceil(MB / M / unit) units.")
 @click.option("--slot-ms", type=float, default=1000.0, show_default=True,
               help="Slot length: arrivals become release slots floor(ms / slot).")
-@click.option("-o", "--output", "out_path", required=True, help="Instance file to write (JSON).")
+@click.option("-o", "--output", "out_path", required=True, help="Instance file to write (JSON; -: stdout).")
 def import_coflow_cmd(trace: str, unit_mb: float, slot_ms: float, out_path: str) -> None:
     """Read a coflow-benchmark trace (FB2010-1Hr-150-0.txt format) into a coflow instance."""
     from clusteropt.instances import read_coflow_benchmark
 
+    _refuse_overwrite(out_path, "-o", trace)
     if not Path(trace).is_file():
         raise BadInput(f"no such trace file: {trace}")
     try:
@@ -235,8 +313,8 @@ def import_coflow_cmd(trace: str, unit_mb: float, slot_ms: float, out_path: str)
     except (InstanceError, ValueError) as exc:
         raise BadInput(str(exc)) from None
     _write_instance(inst, out_path)
-    click.echo(f"{inst.n_coflows} coflows, {inst.n_flows} flows, {int(inst.units.sum())} units on "
-               f"{inst.n_inputs} ports -> {out_path}")
+    _echo(f"{inst.n_coflows} coflows, {inst.n_flows} flows, {int(inst.units.sum())} units on "
+          f"{inst.n_inputs} ports -> {out_path}", out_path)
 
 
 def _floats(text: str | None, what: str) -> list[float] | None:
@@ -253,17 +331,18 @@ def _floats(text: str | None, what: str) -> list[float] | None:
 
 
 def _write_instance(inst, path: str) -> None:
+    if _is_stdout(path) or (os.path.exists(path) and not os.path.isfile(path)):
+        # stdout, a device, a FIFO: one stream, so everything inline (nothing written beside it)
+        _write_text(path, inst.to_json() + "\n")
+        return
     try:
         inst.to_json(path)
     except OSError as exc:
-        raise BadInput(f"cannot write {path}: {exc.strerror}") from None
+        raise BadInput(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _write_json(path: str, data: dict) -> None:
-    try:
-        write_text_atomic(path, json.dumps(data) + "\n")
-    except OSError as exc:
-        raise BadInput(f"cannot write {path}: {exc.strerror}") from None
+    _write_text(path, json.dumps(data) + "\n")
 
 
 @cli.group("generate")
@@ -280,7 +359,7 @@ def generate_group() -> None:
 @click.option("--success", type=float, default=None, help="fig4: P_2j.")
 @click.option("--requirement", type=str, default=None, metavar="R1,R2,...", help="Requirement r (one per app).")
 @click.option("--seed", type=int, default=0, show_default=True, help="random: the generator's seed.")
-@click.option("-o", "--output", "out_path", required=True, help="Instance file to write (JSON).")
+@click.option("-o", "--output", "out_path", required=True, help="Instance file to write (JSON; -: stdout).")
 def generate_realtime_cmd(preset, n, workers, generation, success, requirement, seed, out_path) -> None:
     """A paper 002 instance (real-time jobs on unreliable workers)."""
     from clusteropt.instances import random_realtime, realtime_preset
@@ -301,8 +380,8 @@ def generate_realtime_cmd(preset, n, workers, generation, success, requirement, 
     except (InstanceError, ValueError) as exc:
         raise BadInput(str(exc)) from None
     _write_instance(inst, out_path)
-    click.echo(f"{inst.name}: {inst.n_apps} applications, {inst.n_workers} workers, "
-               f"requirement {inst.requirement.tolist()} -> {out_path}")
+    _echo(f"{inst.name}: {inst.n_apps} applications, {inst.n_workers} workers, "
+          f"requirement {inst.requirement.tolist()} -> {out_path}", out_path)
 
 
 @generate_group.command("gadget")
@@ -313,7 +392,7 @@ def generate_realtime_cmd(preset, n, workers, generation, success, requirement, 
               show_default=True, help="mu_i: the paper's sigmoid (Sec. VI-1) or an example of Sec. IV-3.")
 @click.option("--horizon", type=int, default=None, help="T (default: the preset's).")
 @click.option("--seed", type=int, default=0, show_default=True, help="The generator's seed.")
-@click.option("-o", "--output", "out_path", required=True, help="Instance file to write (JSON).")
+@click.option("-o", "--output", "out_path", required=True, help="Instance file to write (JSON; -: stdout).")
 def generate_gadget_cmd(preset, jobs, utility, horizon, seed, out_path) -> None:
     """A paper 000 instance (GADGET: ring-all-reduce DL jobs on a GPU cluster)."""
     from clusteropt.instances.gadget import gadget_preset
@@ -324,9 +403,9 @@ def generate_gadget_cmd(preset, jobs, utility, horizon, seed, out_path) -> None:
         raise BadInput(str(exc)) from None
     _write_instance(inst, out_path)
     cl = inst.cluster
-    click.echo(f"{inst.name}: {inst.n_jobs} jobs over T = {inst.horizon}, {cl.n_servers} servers "
-               f"({int(cl.capacity[:, 0].sum())} {cl.resources[0]}), {cl.n_switches} switches, "
-               f"{cl.n_links} links -> {out_path}")
+    _echo(f"{inst.name}: {inst.n_jobs} jobs over T = {inst.horizon}, {cl.n_servers} servers "
+          f"({int(cl.capacity[:, 0].sum())} {cl.resources[0]}), {cl.n_switches} switches, "
+          f"{cl.n_links} links -> {out_path}", out_path)
 
 
 @generate_group.command("broker")
@@ -340,7 +419,7 @@ def generate_gadget_cmd(preset, jobs, utility, horizon, seed, out_path) -> None:
 @click.option("--transfer-costs", "transfer_path", type=str, default=None, metavar="CSV",
               help="R x R transfer-cost matrix replacing the drawn d^{rr'}.")
 @click.option("--seed", type=int, default=0, show_default=True, help="The generator's seed.")
-@click.option("-o", "--output", "out_path", required=True, help="Instance file to write (JSON).")
+@click.option("-o", "--output", "out_path", required=True, help="Instance file to write (JSON; -: stdout).")
 def generate_broker_cmd(preset, jobs, horizon, prices_path, transfer_path, seed, out_path) -> None:
     """A paper 003 instance (mlBroker: geo-distributed ML jobs under volume-discount prices)."""
     from clusteropt.instances.broker import (
@@ -350,6 +429,7 @@ def generate_broker_cmd(preset, jobs, horizon, prices_path, transfer_path, seed,
         read_transfer_costs_csv,
     )
 
+    _refuse_overwrite(out_path, "-o", prices_path, transfer_path)
     try:
         prices = read_prices_csv(prices_path, resources=DEFAULT_RESOURCES) if prices_path else None
         transfer = read_transfer_costs_csv(transfer_path) if transfer_path else None
@@ -359,8 +439,8 @@ def generate_broker_cmd(preset, jobs, horizon, prices_path, transfer_path, seed,
     except (InstanceError, ValueError) as exc:
         raise BadInput(str(exc)) from None
     _write_instance(inst, out_path)
-    click.echo(f"{inst.name}: {inst.n_jobs} jobs over T = {inst.horizon}, {inst.n_dcs} data centers, "
-               f"{inst.n_resources} resources ({', '.join(inst.resources)}) -> {out_path}")
+    _echo(f"{inst.name}: {inst.n_jobs} jobs over T = {inst.horizon}, {inst.n_dcs} data centers, "
+          f"{inst.n_resources} resources ({', '.join(inst.resources)}) -> {out_path}", out_path)
 
 
 #: ``generate ring`` patterns (clusteropt.instances.ring.PATTERNS and the adaptive one) and the options each uses.
@@ -396,7 +476,8 @@ _RING_PATTERN_OPTIONS: dict[str, tuple[str, ...]] = {
 @click.option("--seed", type=int, default=0, show_default=True,
               help="The generator's seed (hit-the-cut: the seed of the --against run).")
 @click.option("-o", "--output", "out_path", required=True,
-              help="Instance file to write (JSON; more than 10000 requests go to a .npy beside it).")
+              help="Instance file to write (JSON; more than 10000 requests go to a .npy beside it; -: stdout, "
+                   "all inline).")
 def generate_ring_cmd(n, servers, requests, pattern, against, epsilon, width, hot, step, phase, zipf, alpha, seed,
                       out_path) -> None:
     """A paper 004 instance (online balanced partitioning of ring demands)."""
@@ -429,9 +510,11 @@ def generate_ring_cmd(n, servers, requests, pattern, against, epsilon, width, ho
     except (InstanceError, ValueError) as exc:
         raise BadInput(str(exc)) from None
     _write_instance(inst, out_path)
-    where = " (requests in a .npy beside it)" if inst.n_requests > _ring_inline() else ""
-    click.echo(f"{inst.name}: {inst.n} processes, {inst.servers} servers (k = {inst.k}), {inst.n_requests} "
-               f"requests, alpha {inst.alpha:g} -> {out_path}{where}")
+    where = (" (requests in a .npy beside it)"
+             if inst.n_requests > _ring_inline() and os.path.isfile(out_path) and not os.path.islink(out_path)
+             else "")
+    _echo(f"{inst.name}: {inst.n} processes, {inst.servers} servers (k = {inst.k}), {inst.n_requests} "
+          f"requests, alpha {inst.alpha:g} -> {out_path}{where}", out_path)
 
 
 def _ring_inline() -> int:
@@ -468,7 +551,8 @@ def _ring_inline() -> int:
 @click.option("--price-form", type=click.Choice(["tight", "bigm"]), default="tight", show_default=True,
               help="mlBroker: price rows of (10): the convex hull of Eq. (7), or the paper's big-M rows "
                    "(8c)-(8e).")
-@click.option("--json", "json_path", type=str, default=None, help="Write the run's result to FILE (README).")
+@click.option("--json", "json_path", type=str, default=None,
+              help="Write the run's result to FILE (README; -: stdout).")
 def run_cmd(instance, policy, scheduler, lower_bound, kappa, frames, seed, requirement, slot_solver, time_limit,
             epsilon, price_form, json_path) -> None:
     """Run a policy on an instance; its output is verified.
@@ -477,6 +561,7 @@ def run_cmd(instance, policy, scheduler, lower_bound, kappa, frames, seed, requi
     simulate ``--frames`` frames and report each application's completion rate.  Ring instances
     (paper 004): serve every request, migrate, and report communication, migration and load.
     """
+    _refuse_overwrite(json_path, "--json", *_inputs(instance))
     inst = _load(instance)
     if inst.kind == "concurrent-open-shop":
         inst = inst.to_coflow()
@@ -514,8 +599,9 @@ def _run_ring(inst, policy, epsilon, seed, json_path) -> None:
            "communication": check.communication_cost, "migration cost": check.migration_cost,
            "total": check.value, "max load": check.max_load, "c*k": check.capacity,
            "verified": check.feasible, "seconds": round(run.seconds, 3)}
-    click.echo(f"ring: n = {inst.n}, {inst.servers} servers (k = {inst.k}), alpha {inst.alpha:g}, seed {seed}")
-    click.echo(_table([row], list(row)))
+    _echo(f"ring: n = {inst.n}, {inst.servers} servers (k = {inst.k}), alpha {inst.alpha:g}, seed {seed}",
+          json_path)
+    _echo(_table([row], list(row)), json_path)
     if json_path is not None:
         _write_json(json_path, run.to_dict(check))
     if not check.feasible:
@@ -540,9 +626,9 @@ def _run_broker(inst, policy, epsilon, price_form, seed, json_path) -> None:
         raise SolverFailure(str(exc)) from None
     check = check_broker_schedule(inst, run.schedule)
     totals = check.cost_totals()
-    click.echo(f"{policy}: {inst.n_jobs} jobs over {inst.horizon} slots, total cost {check.total_cost:.6g} "
-               f"(C1 {totals['C1']:.4g}, C2 {totals['C2']:.4g}, C3 {totals['C3']:.4g}, C4 {totals['C4']:.4g}), "
-               f"{run.seconds:.2f} s deciding; verified {check.ok}")
+    _echo(f"{policy}: {inst.n_jobs} jobs over {inst.horizon} slots, total cost {check.total_cost:.6g} "
+          f"(C1 {totals['C1']:.4g}, C2 {totals['C2']:.4g}, C3 {totals['C3']:.4g}, C4 {totals['C4']:.4g}), "
+          f"{run.seconds:.2f} s deciding; verified {check.ok}", json_path)
     if json_path is not None:
         out = run.to_json_dict(inst)
         out["total_cost"] = check.total_cost  # the verifier's recount
@@ -565,10 +651,13 @@ def _run_gadget(inst, policy, slot_solver, time_limit, seed, json_path) -> None:
         run = run_online(make_policy(policy, **options), inst, horizon=inst.horizon, seed=seed)
     except ValueError as exc:
         raise BadInput(str(exc)) from None
+    except RuntimeError as exc:  # a slot solver found no solution (e.g. --time-limit too short)
+        raise SolverFailure(str(exc)) from None
     check = check_gadget_schedule(inst, run.schedule)
     label = f"{policy} ({slot_solver})" if policy == "gadget" else policy
-    click.echo(f"{label}: {inst.n_jobs} jobs over {inst.horizon} slots, total utility {check.total_utility:.6g}, "
-               f"{int(check.worker_slots.sum())} worker-slots, {run.seconds:.2f} s deciding; verified {check.ok}")
+    _echo(f"{label}: {inst.n_jobs} jobs over {inst.horizon} slots, total utility {check.total_utility:.6g}, "
+          f"{int(check.worker_slots.sum())} worker-slots, {run.seconds:.2f} s deciding; verified {check.ok}",
+          json_path)
     if json_path is not None:
         out = run.to_json_dict(inst)
         out["total_utility"] = check.total_utility  # the verifier's recount
@@ -579,19 +668,34 @@ def _run_gadget(inst, policy, slot_solver, time_limit, seed, json_path) -> None:
         raise SolverFailure(f"the schedule failed verification: {'; '.join(str(v) for v in check.violations[:3])}")
 
 
+#: HiGHS reads an objective coefficient of this size or more as infinite (its ``infinite_cost``).
+_LP_INFINITE_COST = 1e20
+
+
 def _run_coflow(inst, policy, scheduler, lower_bound, kappa, json_path) -> None:
     from clusteropt.algorithms.coflow.pipeline import run_coflow
+    from clusteropt.solvers import SolverError
 
+    if lower_bound or policy == "lp-order":
+        # the weights are the LP's costs: past HiGHS's infinite cost the LP has no meaning
+        big = [j for j, w in enumerate(inst.weight.tolist()) if w >= _LP_INFINITE_COST]
+        if big:
+            what = "--lower-bound" if lower_bound else "--policy lp-order"
+            raise BadInput(f"{what}: weight[{big[0]}] = {inst.weight[big[0]]:g}; the LP bound needs weights "
+                           f"< {_LP_INFINITE_COST:g} (HiGHS reads larger costs as infinite); scale the weights")
     try:
         result = run_coflow(inst, policy, scheduler, lower_bound=lower_bound, kappa=kappa)
     except ValueError as exc:
         raise BadInput(str(exc)) from None
+    except SolverError as exc:
+        raise SolverFailure(f"the LP lower bound: {exc}") from None
     line = (f"{policy} + {scheduler}: total weighted CCT {result.total_weighted_cct:.6g}, "
             f"{result.schedule.n_blocks} blocks, makespan {result.schedule.makespan}, "
             f"verified {result.verified}")
     if result.lower_bound is not None:
-        line += f"; LP bound {result.lower_bound:.6g} (ratio {result.ratio:.4f})"
-    click.echo(line)
+        ratio = "undefined: the bound is 0" if result.ratio is None else f"{result.ratio:.4f}"
+        line += f"; LP bound {result.lower_bound:.6g} (ratio {ratio})"
+    _echo(line, json_path)
     if json_path is not None:
         _write_json(json_path, result.to_json_dict(inst))
     if not result.verified:
@@ -611,9 +715,9 @@ def _run_realtime(inst, policy, frames, seed, requirement, json_path) -> None:
         raise BadInput(str(exc)) from None
     check = check_realtime_run(inst, run)
     rates = ", ".join(f"{x:.4f}" for x in check.rates)
-    click.echo(f"{policy}: {frames} frames, completion rates [{rates}] vs requirement "
-               f"{inst.requirement.tolist()}; fulfilled (within 0.01) {run.fulfilled()}; "
-               f"verified {check.feasible}")
+    _echo(f"{policy}: {frames} frames, completion rates [{rates}] vs requirement "
+          f"{inst.requirement.tolist()}; fulfilled (within 0.01) {run.fulfilled()}; "
+          f"verified {check.feasible}", json_path)
     if json_path is not None:
         out = run.to_json_dict()
         out["completion_rate"] = check.rates.tolist()  # the verifier's recount
@@ -634,13 +738,17 @@ def _run_realtime(inst, policy, frames, seed, requirement, json_path) -> None:
 @click.option("--tol", type=float, default=0.01, show_default=True,
               help="Accept rates this far below the requirement (the paper's 0.01).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed shared by every bisection step.")
-@click.option("--json", "json_path", type=str, default=None, help="Write theta (and exact_theta) to FILE.")
+@click.option("--json", "json_path", type=str, default=None,
+              help="Write theta (and exact_theta) to FILE (-: stdout).")
 def region_cmd(instance, policy, direction, exact, frames, tol, seed, json_path) -> None:
     """Largest multiple theta * d of a direction that a realtime policy fulfils (paper 002, Sec. IV)."""
     from clusteropt.online.realtime import POLICIES
     from clusteropt.online.regions import estimate_theta, exact_region
     from clusteropt.solvers import SolverError
 
+    if not (math.isfinite(tol) and tol >= 0):
+        raise BadInput(f"--tol = {tol}; expected a finite number >= 0")
+    _refuse_overwrite(json_path, "--json", instance)
     inst = _load(instance)
     if inst.kind != "realtime":
         raise BadInput(f"{instance}: `region` takes realtime instances, not {inst.kind!r}")
@@ -666,7 +774,7 @@ def region_cmd(instance, policy, direction, exact, frames, tol, seed, json_path)
         from clusteropt.models.realtime import resolve_direction
 
         out["direction"] = resolve_direction(inst, d).tolist()
-    click.echo(line)
+    _echo(line, json_path)
     if json_path is not None:
         _write_json(json_path, out)
 
@@ -766,6 +874,7 @@ def experiment_run_cmd(name, quick, n_jobs, scheduler, backend, store, out_dir, 
     from clusteropt.experiments import StoreError, run_sweep
 
     spec = _experiment(name, modules, quick, params)
+    _check_outputs(spec, store, out_dir)  # before any cell runs
     if not sys.stderr.isatty():
         logging.getLogger("clusteropt.experiments").setLevel(
             min(logging.INFO, logging.getLogger().getEffectiveLevel())
@@ -790,6 +899,38 @@ def experiment_run_cmd(name, quick, n_jobs, scheduler, backend, store, out_dir, 
         )
 
 
+def _same_path(a: str | Path, b: str | Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one does not exist (yet)
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _check_outputs(spec, store: str, out_dir: str | None) -> None:
+    """Bad input, before anything runs, when ``--out`` cannot be a directory of the report or
+    the report would overwrite the store.
+    """
+    if out_dir is None:
+        return
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise BadInput(f"--out {out_dir} exists and is not a directory; the report is a directory of files")
+    parent = out
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise BadInput(f"--out {out_dir}: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise BadInput(f"--out {out_dir}: cannot write in {parent} (permission denied or a read-only disk)")
+    names = ["results.csv", "summary.csv", "summary.md"]
+    names += [f"{t}.{ext}" for t in spec.tables for ext in ("csv", "md")]
+    names += [f"{f}.{ext}" for f in spec.figures for ext in ("png", "svg")]
+    for name in names:
+        if _same_path(store, out / name):
+            raise BadInput(f"--store {store} is the report's {name} in --out {out_dir}; writing the report "
+                           "would destroy the store (choose another --out)")
+
+
 def _report(spec, table, out_dir: str) -> None:
     from clusteropt.experiments import write_report
 
@@ -797,6 +938,8 @@ def _report(spec, table, out_dir: str) -> None:
         written = write_report(spec, table, out_dir)
     except (ValueError, RuntimeError) as exc:
         raise BadInput(str(exc)) from None
+    except OSError as exc:
+        raise BadInput(f"cannot write {exc.filename or out_dir}: {exc.strerror or exc}") from None
     click.echo(f"report: {len(written)} files in {out_dir}")
 
 
@@ -813,10 +956,11 @@ def experiment_report_cmd(name, store, out_dir, quick, code_version, params, mod
     from clusteropt.experiments import ResultsStore, StoreError
 
     spec = _experiment(name, modules, quick, params)
-    if not Path(store).is_file():
+    if not Path(store).exists():
         raise BadInput(f"no such results store: {store}")
+    _check_outputs(spec, store, out_dir)
     try:
-        with ResultsStore(store) as db:
+        with ResultsStore(store, read_only=True) as db:  # a finished store may be read-only
             table = db.table(spec, code_version=code_version)
     except StoreError as exc:
         raise BadInput(str(exc)) from None
@@ -837,6 +981,15 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except click.ClickException as exc:  # usage errors from click itself
         click.echo(f"error: {exc.format_message()} (see clusteropt --help)", err=True)
+        return EXIT_BAD_INPUT
+    except MemoryError:
+        words = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")][:2]
+        click.echo(f"error: out of memory while running clusteropt {' '.join(words)}; try a smaller instance",
+                   err=True)
+        return EXIT_BAD_INPUT
+    except OSError as exc:  # a read or write the command did not expect to fail (a full disk, ...)
+        where = f"{exc.filename}: " if exc.filename else ""
+        click.echo(f"error: {where}{exc.strerror or exc}", err=True)
         return EXIT_BAD_INPUT
     return 0
 

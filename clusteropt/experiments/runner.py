@@ -14,7 +14,21 @@ function call in the worker cannot give:
   ``OMP_NUM_THREADS=1``, ...), whatever the worker's own environment.
 
 The cost is one interpreter start per worker thread (plus one per timed-out or crashed cell)
-and a JSON round trip per cell.  A child exits when its stdin closes or its parent dies.
+and a JSON round trip per cell.
+
+No cell outlives its sweep, even one stuck in C code that holds the GIL (a solver):
+
+- on Linux the child asks the kernel, first thing after it starts, for ``SIGKILL`` when its parent
+  dies (``prctl(PR_SET_PDEATHSIG)``; then checks the parent did not die before that).  The kernel
+  sends it when the *thread* that started the child ends, which is right here: a child belongs to
+  the thread that started it and serves no other.  Elsewhere a thread of the child polls
+  ``getppid()`` (which needs the GIL: the fallback);
+- a worker process the sweep started (a joblib/loky worker, a local Dask worker) watches the
+  sweep's process from a thread of its own (the worker's thread waits for the cell without
+  holding the GIL) and, when the sweep is gone, kills its cell processes' groups and exits, so a
+  worker that would have waited for its cell does not keep the cell alive;
+- in a Dask task, the waiting thread also stops the cell when the scheduler cancels the task
+  (its client, the sweep, went away), which covers workers on other machines.
 """
 
 from __future__ import annotations
@@ -32,7 +46,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from clusteropt.experiments.spec import RESERVED_COLUMNS
@@ -53,6 +67,25 @@ CELL_ENV = {
     "NUMEXPR_NUM_THREADS": "1",
 }
 _LOAD_SECONDS = 600.0  # importing a cell's module is not part of its time limit, but is bounded
+_POLL_SECONDS = 0.2  # how often a waiting worker looks whether its sweep is still there
+
+#: The cell process's program (``python -c``; argv[1] is the pid of the process starting it).  It
+#: arms the parent-death signal before importing anything (the import takes a second), so the
+#: child cannot outlive its parent by more than the interpreter's start.
+_BOOT = """\
+import os, sys
+armed = False
+if sys.platform.startswith("linux"):
+    try:
+        import ctypes
+        armed = ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0) == 0  # PR_SET_PDEATHSIG, SIGKILL
+    except (OSError, AttributeError):
+        pass
+if os.getppid() != int(sys.argv[1]):
+    os._exit(0)  # the parent died before the signal was armed
+from clusteropt.experiments.runner import _main
+_main(int(sys.argv[1]), armed)
+"""
 
 
 def check_metrics(metrics: Any, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -130,7 +163,7 @@ class _CellProcess:
     def __init__(self) -> None:
         env = {**os.environ, **CELL_ENV}
         self.popen = subprocess.Popen(
-            [sys.executable, "-c", "from clusteropt.experiments.runner import _main; _main()"],
+            [sys.executable, "-c", _BOOT, str(os.getpid())],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
             start_new_session=hasattr(os, "killpg"),
         )
@@ -144,18 +177,33 @@ class _CellProcess:
             self.replies.put(line)
         self.replies.put(None)
 
-    def ask(self, request: dict[str, Any], timeout: float | None) -> dict[str, Any] | None:
+    def ask(
+        self, request: dict[str, Any], timeout: float | None, abandoned: Callable[[], bool] | None = None
+    ) -> dict[str, Any] | None:
         """Send one request; the reply, or None when the time limit passed (child then killed).
 
-        Raises ``ChildProcessError`` when the child died without replying.
+        ``abandoned`` is looked at while waiting; when it returns True the child is killed and
+        ``_Abandoned`` raised.  Raises ``ChildProcessError`` when the child died without replying.
         """
         self.popen.stdin.write((json.dumps(request) + "\n").encode())
         self.popen.stdin.flush()
-        try:
-            line = self.replies.get(timeout=timeout)
-        except queue.Empty:
-            self.kill()
-            return None
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            wait = None if abandoned is None else _POLL_SECONDS
+            if deadline is not None:
+                left = max(deadline - time.monotonic(), 0.0)
+                wait = left if wait is None else min(wait, left)
+            try:
+                line = self.replies.get(timeout=wait)
+                break
+            except queue.Empty:
+                pass
+            if deadline is not None and time.monotonic() >= deadline:
+                self.kill()
+                return None
+            if abandoned is not None and abandoned():
+                self.kill()
+                raise _Abandoned("the sweep that asked for this cell is gone; the cell was stopped")
         if line is None:
             code = self.popen.wait()
             self.kill()
@@ -186,8 +234,14 @@ class _CellProcess:
         return self.popen.poll() is None
 
 
+class _Abandoned(Exception):
+    """Nobody waits for the cell's result any more (its sweep is gone)."""
+
+
 _LOCAL = threading.local()  # this thread's cell process
 _LIVE: set[_CellProcess] = set()  # every cell process of this worker, stopped at exit
+_WATCHED: set[int] = set()  # sweeps (pids) this worker process watches
+_WATCH_LOCK = threading.Lock()
 
 
 @atexit.register
@@ -200,6 +254,50 @@ def _worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+def _watch_owner(owner: Any) -> None:
+    """In a worker process that the sweep ``owner`` (``[host, pid]``) started, start (once) the
+    thread that stops this worker's cell processes and exits when the sweep dies.
+    """
+    if not isinstance(owner, list | tuple) or len(owner) != 2 or owner[0] != socket.gethostname():
+        return
+    pid = int(owner[1])
+    if pid == os.getpid() or pid != os.getppid():
+        return  # the sweep itself (n_jobs=1), or a worker the sweep did not start (a Dask cluster's)
+    with _WATCH_LOCK:
+        if pid in _WATCHED:
+            return
+        _WATCHED.add(pid)
+    threading.Thread(target=_exit_with_owner, args=(pid,), daemon=True, name="sweep-watch").start()
+
+
+def _exit_with_owner(pid: int) -> None:
+    while os.getppid() == pid:
+        time.sleep(_POLL_SECONDS)
+    _stop_all()  # their process groups: whatever the cells started too
+    os._exit(0)  # an orphaned worker: nobody will read its results
+
+
+def _dask_cancelled() -> Callable[[], bool] | None:
+    """In a Dask task: a probe telling whether the scheduler dropped this task (its client, the
+    sweep, went away); None elsewhere.
+    """
+    module = sys.modules.get("distributed.worker")
+    if module is None:
+        return None
+    try:
+        worker = module.get_worker()
+        key = module.thread_state.key
+        tasks = worker.state.tasks
+    except (ValueError, AttributeError):  # not in a task, or another distributed
+        return None
+
+    def cancelled() -> bool:
+        task = tasks.get(key)
+        return task is None or task.state in ("cancelled", "released", "forgotten")
+
+    return cancelled
+
+
 def execute_cell(task: Mapping[str, Any]) -> dict[str, Any]:
     """Run one cell in this thread's cell process; the outcome dict to record.
 
@@ -208,6 +306,8 @@ def execute_cell(task: Mapping[str, Any]) -> dict[str, Any]:
     Importing the function's module is done first and does not count against the time limit.
     Never raises for a cell's own failure: that is ``status="failed"`` (or ``"timeout"``).
     """
+    _watch_owner(task.get("owner"))
+    abandoned = _dask_cancelled()
     child: _CellProcess | None = getattr(_LOCAL, "child", None)
     if child is None or not child.alive:
         child = _LOCAL.child = _CellProcess()
@@ -217,7 +317,8 @@ def execute_cell(task: Mapping[str, Any]) -> dict[str, Any]:
         if task["function"] not in child.loaded:
             path = list(sys.path)  # the worker's own path, then the sweep's (a test module, say)
             path += [p for p in task.get("sys_path", ()) if p not in path]
-            reply = child.ask({"op": "load", "function": task["function"], "sys_path": path}, _LOAD_SECONDS)
+            reply = child.ask({"op": "load", "function": task["function"], "sys_path": path}, _LOAD_SECONDS,
+                              abandoned)
             if reply is None:
                 raise ChildProcessError(f"importing {task['function']} took over {_LOAD_SECONDS:g} s")
             if reply["status"] != "ok":
@@ -225,8 +326,8 @@ def execute_cell(task: Mapping[str, Any]) -> dict[str, Any]:
             child.loaded.add(task["function"])
         start = time.perf_counter()
         reply = child.ask({"op": "run", **{k: task[k] for k in ("function", "params", "seed", "policy")}},
-                          task.get("timeout"))
-    except (ChildProcessError, BrokenPipeError) as exc:
+                          task.get("timeout"), abandoned)
+    except (ChildProcessError, BrokenPipeError, _Abandoned) as exc:
         _LOCAL.child = None
         return {"status": "failed", "metrics": {}, "error": str(exc), "worker": worker,
                 "seconds": time.perf_counter() - start}
@@ -247,10 +348,16 @@ def _watch_parent(parent: int) -> None:
             os._exit(0)  # the worker is gone: nobody will read this cell's result
 
 
-def _main() -> None:
+def _main(parent: int | None = None, parent_death_signal: bool = False) -> None:
+    """The cell process's loop (started by :data:`_BOOT`): requests on stdin, replies on stdout.
+
+    Without the kernel's parent-death signal, a thread polls ``getppid()`` (it needs the GIL, so a
+    C call that holds it delays the exit).
+    """
     reply_to = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(2, 1)  # the cell's prints and solver output go to stderr, never into the protocol
-    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    if not parent_death_signal:
+        threading.Thread(target=_watch_parent, args=(parent or os.getppid(),), daemon=True).start()
     for line in sys.stdin.buffer:
         request = json.loads(line)
         if request["op"] == "load":

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pandas as pd
 
@@ -56,7 +57,13 @@ CREATE TABLE IF NOT EXISTS cells (
 
 
 class StoreError(RuntimeError):
-    """The file is not a results store this version can read."""
+    """The results store cannot be opened, read or written: not a store this version can read, a
+    directory, a read-only file, a full disk (the message names the file and says why).
+    """
+
+
+def _reason(exc: OSError | sqlite3.Error) -> str:
+    return (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
 
 
 class ResultsStore:
@@ -66,6 +73,10 @@ class ResultsStore:
     ----------
     path : str or Path
         The SQLite file; created (with its parent directory) if missing.
+    read_only : bool
+        Open for reading only (``mode=ro``): the file must exist, and may be on a read-only disk or
+        belong to someone else.  Without it, a store that exists but cannot be written is opened
+        for reading, and :meth:`check_writable` (or the first write) says why it cannot be written.
 
     Examples
     --------
@@ -75,25 +86,95 @@ class ResultsStore:
     0
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+        #: Why this store cannot be written (None: it may be, as far as opening it could tell).
+        self.write_error: str | None = "opened read-only" if read_only else None
+        if self.path.is_dir():
+            raise StoreError(f"results store {self.path} is a directory; expected a SQLite file")
+        if read_only and not self.path.is_file():
+            raise StoreError(f"no such results store: {self.path}")
+        if read_only:
+            self._conn = self._open_read_only()
+        else:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+            except (OSError, sqlite3.OperationalError) as exc:
+                raise StoreError(f"cannot open results store {self.path}: {_reason(exc)}") from None
+            try:
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute("PRAGMA synchronous=FULL")
+            except sqlite3.OperationalError as exc:
+                # an existing store on a read-only disk or not ours: readable, not writable
+                self._conn.close()
+                if not self.path.is_file():
+                    raise StoreError(f"cannot create results store {self.path}: {exc}") from None
+                self.write_error = str(exc)
+                self._conn = self._open_read_only()
+            except sqlite3.DatabaseError as exc:
+                self._conn.close()
+                raise StoreError(f"{self.path} is not a clusteropt results store ({exc})") from None
         try:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=FULL")
             version = self._conn.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
                 raise StoreError(
                     f"{self.path}: results store schema version {version}; this clusteropt reads "
                     f"up to {SCHEMA_VERSION} (upgrade clusteropt)"
                 )
-            self._conn.executescript(_SCHEMA)
-            if version < SCHEMA_VERSION:
-                self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            if self.write_error is None:
+                self._conn.executescript(_SCHEMA)
+                if version < SCHEMA_VERSION:
+                    self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            elif self._conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'cells'").fetchone() is None:
+                raise StoreError(f"{self.path} is not a clusteropt results store (it has no cells table)")
+        except sqlite3.OperationalError as exc:
+            self._conn.close()
+            raise StoreError(f"cannot open results store {self.path}: {exc}") from None
         except sqlite3.DatabaseError as exc:
             self._conn.close()
             raise StoreError(f"{self.path} is not a clusteropt results store ({exc})") from None
+        except StoreError:
+            self._conn.close()
+            raise
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        """``mode=ro``; in a directory SQLite cannot write (a read-only disk), where it cannot make
+        the WAL index beside the file, ``immutable=1`` (nobody can be writing the store there).
+        """
+        uri = f"file:{quote(str(self.path.absolute()))}?mode=ro"
+        for options in ("", "&immutable=1"):
+            conn = None
+            try:
+                conn = sqlite3.connect(uri + options, uri=True, timeout=60.0, isolation_level=None)
+                conn.execute("PRAGMA user_version").fetchone()
+                return conn
+            except sqlite3.OperationalError as exc:
+                if conn is not None:
+                    conn.close()
+                error = exc
+            except sqlite3.DatabaseError as exc:
+                if conn is not None:
+                    conn.close()
+                raise StoreError(f"{self.path} is not a clusteropt results store ({exc})") from None
+        raise StoreError(f"cannot open results store {self.path}: {error}")
+
+    def check_writable(self) -> None:
+        """Raise :class:`StoreError` (saying why) unless a cell could be written now.
+
+        Takes the write lock and lets it go, writing nothing: call it before computing results
+        that could not be stored.
+        """
+        if self.write_error is not None:
+            raise StoreError(f"cannot write to results store {self.path}: {self.write_error}")
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+            self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")  # a write, never committed
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot write to results store {self.path}: {exc}") from None
+        finally:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
 
     def __enter__(self) -> ResultsStore:
         return self
@@ -124,23 +205,29 @@ class ResultsStore:
             str(outcome.get("traceback", "")), outcome.get("seconds"), str(outcome.get("worker", "")),
             _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds"),
         )
-        with self._transaction():
-            self._conn.execute(
-                "INSERT OR REPLACE INTO cells (experiment, params, seed, policy, code_version, cell_seed, "
-                "status, metrics, error, traceback, seconds, worker, finished_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                row,
-            )
+        if self.write_error is not None:
+            raise StoreError(f"cannot write to results store {self.path}: {self.write_error}")
+        try:
+            with self._transaction():
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO cells (experiment, params, seed, policy, code_version, cell_seed, "
+                    "status, metrics, error, traceback, seconds, worker, finished_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    row,
+                )
+        except sqlite3.Error as exc:  # a full disk, a store made read-only meanwhile: earlier rows stay
+            raise StoreError(f"cannot write to results store {self.path}: {exc}") from None
 
     @contextlib.contextmanager
     def _transaction(self):
         self._conn.execute("BEGIN IMMEDIATE")
         try:
             yield
+            self._conn.execute("COMMIT")
         except BaseException:
-            self._conn.execute("ROLLBACK")
+            if self._conn.in_transaction:  # SQLite may have rolled back already (a full disk)
+                self._conn.execute("ROLLBACK")
             raise
-        self._conn.execute("COMMIT")
 
     # -- reading -------------------------------------------------------------------------------
 

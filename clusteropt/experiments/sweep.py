@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import sys
 import time
 from collections.abc import Iterable, Iterator
@@ -21,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from clusteropt.experiments.spec import Cell, Experiment, code_version, get_experiment
-from clusteropt.experiments.store import ResultsStore
+from clusteropt.experiments.store import ResultsStore, StoreError
 
 __all__ = ["DEFAULT_STORE", "run_sweep"]
 
@@ -34,9 +35,10 @@ BACKENDS = ("joblib", "dask")
 
 def _tasks(spec: Experiment, cells: list[Cell], timeout: float | None) -> list[dict[str, Any]]:
     path = list(sys.path)
+    owner = [socket.gethostname(), os.getpid()]  # workers this process starts exit when it dies
     return [
         {"function": spec.function, "params": dict(c.params), "seed": c.cell_seed, "policy": c.policy,
-         "timeout": timeout, "sys_path": path, "index": i}
+         "timeout": timeout, "sys_path": path, "owner": owner, "index": i}
         for i, c in enumerate(cells)
     ]
 
@@ -186,6 +188,10 @@ def run_sweep(
     ------
     ValueError
         For an unknown experiment, backend or bad ``n_jobs`` / ``timeout``.
+    StoreError
+        The store cannot be opened, or cannot be written while cells are to run (checked before
+        any runs), or a write failed mid-sweep (a full disk): the sweep stops there and the cells
+        stored so far stay.
 
     Notes
     -----
@@ -228,13 +234,20 @@ def run_sweep(
         )
         start, counts = time.perf_counter(), dict.fromkeys(("ok", "failed", "timeout"), 0)
         if todo:
+            db.check_writable()  # before computing anything that could not be stored
             tasks = _tasks(spec, todo, timeout)
             stream = (_run_joblib(tasks, n_jobs) if backend == "joblib"
                       else _run_dask(tasks, n_jobs, scheduler))
             bar = _Progress(spec.name, len(todo), progress)
             try:
                 for index, outcome in stream:
-                    db.record(spec.name, version, todo[index], outcome)
+                    try:
+                        db.record(spec.name, version, todo[index], outcome)
+                    except StoreError as exc:  # a full disk: stop; what is stored stays
+                        raise StoreError(
+                            f"{exc}; the sweep stopped, the {sum(counts.values())} cells it stored before are "
+                            "kept (run it again to resume)"
+                        ) from None
                     counts[outcome["status"]] += 1
                     bar.update(todo[index], outcome)
             finally:

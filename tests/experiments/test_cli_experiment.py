@@ -136,3 +136,84 @@ def test_run_on_dask_scheduler_and_worker_processes(tmp_path):
         for proc in (worker, scheduler):
             if proc is not None:
                 _stop(proc)
+
+
+# -- hostile paths: checked before any cell runs -----------------------------------------------------------
+
+
+def _one_line(code, err):
+    assert code == 2 and "Traceback" not in err, err
+    lines = err.strip().splitlines()
+    assert lines[-1].startswith("error: "), err
+    return lines[-1]
+
+
+@pytest.mark.parametrize("command", ["run", "report"])
+def test_store_that_is_a_directory_is_one_line(capsys, tmp_path, command):
+    args = ["experiment", command, "test-sample", *MODULE, "--quick", "--store", tmp_path]
+    if command == "report":
+        args += ["--out", tmp_path / "r"]
+    code, _out, err = run(capsys, *args)
+    assert f"results store {tmp_path} is a directory" in _one_line(code, err)
+
+
+@pytest.mark.parametrize("command", ["run", "report"])
+@pytest.mark.parametrize("where", ["file", "under a file"])
+def test_out_that_cannot_be_a_directory_is_refused_before_any_cell_runs(capsys, tmp_path, command, where):
+    store, existing = tmp_path / "s.sqlite", tmp_path / "existing.txt"
+    existing.write_text("not a directory")
+    if command == "report":
+        ResultsStore(store).close()
+    out = existing if where == "file" else existing / "report"
+    code, _out, err = run(capsys, "experiment", command, "test-sample", *MODULE, "--quick", "--store", store,
+                          "--out", out)
+    line = _one_line(code, err)
+    assert (f"--out {out} exists and is not a directory" if where == "file"
+            else f"--out {out}: {existing} is not a directory") in line
+    if command == "run":
+        assert not store.exists()  # nothing ran
+    assert existing.read_text() == "not a directory"
+
+
+def test_a_full_disk_mid_sweep_is_one_line(capsys, tmp_path, monkeypatch):
+    from clusteropt.experiments import StoreError
+    from clusteropt.experiments import store as store_module
+
+    record = store_module.ResultsStore.record
+    calls = []
+
+    def fills_up(self, *args, **kw):
+        calls.append(1)
+        if len(calls) > 3:
+            raise StoreError(f"cannot write to results store {self.path}: database or disk is full")
+        return record(self, *args, **kw)
+
+    monkeypatch.setattr(store_module.ResultsStore, "record", fills_up)
+    store = tmp_path / "s.sqlite"
+    code, _out, err = run(capsys, "experiment", "run", "test-sample", *MODULE, "--quick", "--store", store)
+    line = _one_line(code, err)
+    assert line == (f"error: cannot write to results store {store}: database or disk is full; the sweep stopped, "
+                    "the 3 cells it stored before are kept (run it again to resume)")
+    monkeypatch.undo()
+    with ResultsStore(store) as db:
+        assert db.count() == 3
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root writes read-only files")
+def test_read_only_store_is_reported_and_not_run_into(capsys, tmp_path):
+    store, out_dir = tmp_path / "ro" / "s.sqlite", tmp_path / "report"
+    code, _out, err = run(capsys, "experiment", "run", "test-sample", *MODULE, "--quick", "--store", store)
+    assert code == 0, err
+    store.chmod(0o444)
+    store.parent.chmod(0o555)
+    try:
+        code, _out, err = run(capsys, "experiment", "report", "test-sample", *MODULE, "--quick", "--store", store,
+                              "--out", out_dir)
+        assert code == 0, err
+        assert len(pd.read_csv(out_dir / "results.csv")) == 8
+        # the full variant has cells missing: refused before one runs
+        code, _out, err = run(capsys, "experiment", "run", "test-sample", *MODULE, "--store", store)
+        assert "cannot write to results store" in _one_line(code, err) and "readonly database" in err
+    finally:
+        store.parent.chmod(0o755)
+        store.chmod(0o644)

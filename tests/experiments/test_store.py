@@ -1,5 +1,6 @@
 """The results store: schema, transactions, tables, exports."""
 
+import os
 import sqlite3
 
 import pandas as pd
@@ -110,3 +111,92 @@ def test_readers_see_cells_while_a_writer_holds_the_store(filled):
         before = reader.count()
         writer.record("test-sample", "v1", cell, {"status": "ok", "metrics": {"value": 0.0}})
         assert reader.count() == before + 1
+
+
+# -- hostile stores: a directory, read-only, a full disk ---------------------------------------------------
+
+
+@pytest.fixture
+def recorded(tmp_path):
+    """A store holding the 8 quick test-sample cells (written here: no cell runs)."""
+    path = tmp_path / "r.sqlite"
+    with ResultsStore(path) as db:
+        for cell in specs.SAMPLE.quick_variant().cells():
+            db.record("test-sample", "v1", cell, {"status": "ok", "metrics": {"value": 0.5}})
+    return path
+
+
+def test_a_directory_is_not_a_store(tmp_path):
+    for read_only in (False, True):
+        with pytest.raises(StoreError, match=r"is a directory; expected a SQLite file"):
+            ResultsStore(tmp_path, read_only=read_only)
+    with pytest.raises(StoreError, match="no such results store"):
+        ResultsStore(tmp_path / "missing.sqlite", read_only=True)
+    assert not (tmp_path / "missing.sqlite").exists()
+
+
+def test_read_only_store_reads_and_refuses_writes(recorded):
+    filled = recorded
+    before = filled.read_bytes()
+    with ResultsStore(filled, read_only=True) as db:
+        assert len(db.table("test-sample")) == 8
+        with pytest.raises(StoreError, match=r"cannot write to results store .*: opened read-only"):
+            db.check_writable()
+        with pytest.raises(StoreError, match="opened read-only"):
+            db.record("test-sample", "v1", specs.SAMPLE.cells()[-1], {"status": "ok", "metrics": {}})
+    assert filled.read_bytes() == before
+
+
+def test_read_only_open_of_junk_is_not_a_store(tmp_path):
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError, match="is not a clusteropt results store"):
+        ResultsStore(junk, read_only=True)
+
+
+def test_check_writable_writes_nothing(recorded):
+    filled = recorded
+    before = filled.read_bytes()
+    with ResultsStore(filled) as db:
+        db.check_writable()
+        assert db.count() == 8
+    assert filled.read_bytes() == before
+
+
+def test_a_full_disk_is_a_store_error_and_keeps_the_rows(tmp_path):
+    cells = specs.SAMPLE.cells()
+    path = tmp_path / "s.sqlite"
+    with ResultsStore(path) as db:
+        pages = db._conn.execute("PRAGMA page_count").fetchone()[0]
+        db._conn.execute(f"PRAGMA max_page_count = {pages + 1}")  # SQLite's own "disk is full"
+        stored = 0
+        with pytest.raises(StoreError, match=r"cannot write to results store .*: database or disk is full"):
+            for cell in cells:
+                db.record("test-sample", "v", cell,
+                          {"status": "ok", "metrics": {"value": 1.0}, "error": "x" * 400})
+                stored += 1
+        assert 0 < stored < len(cells)
+        assert db.count() == stored  # the failed write took nothing with it, and the store still works
+        db._conn.execute("PRAGMA max_page_count = 1000000")
+        db.record("test-sample", "v", cells[-1], {"status": "ok", "metrics": {"value": 1.0}})
+        assert db.count() == stored + 1
+    assert sqlite3.connect(path).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root writes read-only files")
+@pytest.mark.parametrize("locked", ["file", "file and directory"])
+def test_store_on_a_read_only_disk_is_readable_not_writable(recorded, locked):
+    filled = recorded
+    filled.chmod(0o444)
+    if locked == "file and directory":
+        filled.parent.chmod(0o555)
+    try:
+        with ResultsStore(filled, read_only=True) as db:
+            assert len(db.table("test-sample")) == 8
+        with ResultsStore(filled) as db:  # opened for reading; writing says why not
+            assert db.count() == 8
+            with pytest.raises(StoreError, match=r"cannot write to results store .*readonly database"):
+                db.check_writable()
+    finally:
+        filled.parent.chmod(0o755)
+        filled.chmod(0o644)

@@ -140,6 +140,43 @@ def test_unknown_experiment_lists_registered():
         run_sweep("nope")
 
 
+def test_a_store_that_cannot_be_written_runs_no_cell(tmp_path, monkeypatch):
+    from clusteropt.experiments import StoreError
+    from clusteropt.experiments import sweep as sweep_module
+
+    path = tmp_path / "s.sqlite"
+    run_sweep(specs.SAMPLE, quick=True, store=path, progress=False, version="v1")
+    ran = []
+    monkeypatch.setattr(sweep_module, "_run_joblib", lambda tasks, n_jobs: ran.append(tasks) or iter(()))
+    with ResultsStore(path, read_only=True) as db:  # a read-only disk, as SQLite sees it
+        # nothing to run: the finished results are read
+        assert len(run_sweep(specs.SAMPLE, quick=True, store=db, progress=False, version="v1")) == 8
+        # cells to run: refused before any runs (they would be lost at the first write)
+        with pytest.raises(StoreError, match=r"cannot write to results store .*: opened read-only"):
+            run_sweep(specs.SAMPLE, store=db, progress=False, version="v1")
+    assert ran == []
+
+
+def test_a_full_disk_mid_sweep_stops_it_and_keeps_the_stored_cells(tmp_path):
+    from clusteropt.experiments import Experiment, StoreError
+
+    # cells failing with a long policy name: rows of several KB (error, traceback, key) fill pages fast
+    spec = Experiment(name="test-big-rows", run=specs.sample_cell, grid={"n": list(range(1, 13))}, seeds=[0],
+                      policies=["x" * 2000])
+    path = tmp_path / "s.sqlite"
+    with ResultsStore(path) as db:
+        pages = db._conn.execute("PRAGMA page_count").fetchone()[0]
+        db._conn.execute(f"PRAGMA max_page_count = {pages + 12}")  # SQLite's own "database or disk is full"
+        full = r"database or disk is full; the sweep stopped, the \d+ cells it stored"
+        with pytest.raises(StoreError, match=full):
+            run_sweep(spec, store=db, progress=False)
+        stored = db.count()
+    assert 0 < stored < 12
+    with ResultsStore(path) as db:
+        assert len(db.table(spec)) == stored
+    assert sqlite3.connect(path).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
 def _count(path: Path) -> int:
     try:
         with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5) as conn:
@@ -184,3 +221,81 @@ def test_kill_minus_nine_then_resume_loses_and_duplicates_nothing(tmp_path):
     uninterrupted = run_sweep(specs.SLOW, n_jobs=2, store=tmp_path / "whole.sqlite", progress=False)
     assert not final.duplicated(["n", "seed", "policy"]).any()
     pd.testing.assert_frame_equal(final, uninterrupted)
+
+
+# -- kill -9 of a sweep leaves no cell process behind ------------------------------------------
+
+_GIL_CELLS = '''
+import ctypes
+import os
+
+from clusteropt.experiments import Experiment, register_experiment
+
+PIDS = {pids!r}
+
+
+def hold_the_gil(params, seed, policy):
+    """Record this cell process's pid, then sleep in C without releasing the GIL (PyDLL)."""
+    with open(os.path.join(PIDS, f"cell-{{os.getpid()}}"), "w"):
+        pass
+    ctypes.PyDLL(None).sleep(600)
+    return {{"value": 0.0}}
+
+
+register_experiment(Experiment(name="test-gil-orphans", run=hold_the_gil, grid={{"k": [0, 1]}}, seeds=[0],
+                               policies=["hold"], description="cells that hold the GIL in a C call"))
+'''
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting for its parent to reap it runs nothing and counts as dead)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG and /proc are Linux's")
+@pytest.mark.parametrize(("jobs", "backend"), [
+    ("1", "joblib"), ("2", "joblib"),
+    pytest.param("2", "dask", marks=pytest.mark.slow),  # its own LocalCluster: a few seconds to start
+    ("2", "scheduler"),  # the session's cluster: workers the sweep did not start, on "another machine"
+])
+def test_kill_minus_nine_leaves_no_cell_process_even_one_holding_the_gil(request, tmp_path, jobs, backend):
+    """The sweep process, its loky workers, its local Dask workers or a Dask cluster's, and cell
+    processes stuck in a C call that holds the GIL: ``kill -9`` of the sweep stops every cell."""
+    where = ["--backend", backend]
+    if backend == "dask":
+        pytest.importorskip("distributed")
+    if backend == "scheduler":
+        where = ["--scheduler", request.getfixturevalue("dask_client").scheduler.address]
+    pids_dir = tmp_path / "pids"
+    pids_dir.mkdir()
+    (tmp_path / "gil_cells.py").write_text(_GIL_CELLS.format(pids=str(pids_dir)))
+    cmd = [sys.executable, "-m", "clusteropt.cli", "experiment", "run", "test-gil-orphans", "--module",
+           "gil_cells", "--store", str(tmp_path / "s.sqlite"), "--jobs", jobs, *where]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    cells: list[int] = []
+    try:
+        deadline = time.monotonic() + 120
+        while len(cells) < int(jobs):  # every worker has a cell inside the C call
+            assert proc.poll() is None, "the sweep ended before it could be killed"
+            assert time.monotonic() < deadline, "the cells did not start in 120 s"
+            time.sleep(0.05)
+            cells = [int(p.name.split("-")[1]) for p in pids_dir.iterdir()]
+        time.sleep(0.2)  # the cells are in the C sleep now
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        deadline = time.monotonic() + 2.0
+        while any(_alive(pid) for pid in cells) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [pid for pid in cells if _alive(pid)] == []
+    finally:
+        for pid in [proc.pid, *cells]:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
