@@ -155,6 +155,8 @@ def cli(verbose: int) -> None:
     """
     level = logging.WARNING - 10 * min(verbose, 2)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    # long runs say how far they are (a bar on a terminal, else a line a minute) without -v
+    logging.getLogger("clusteropt.progress").setLevel(min(level, logging.INFO))
 
 
 @cli.command("solvers")
@@ -589,7 +591,7 @@ def _run_ring(inst, policy, epsilon, seed, json_path) -> None:
         raise BadInput(f"--policy {policy!r}; ring instances take {', '.join(POLICIES)}")
     try:
         built = make_policy(policy, **({} if epsilon is None else {"epsilon": epsilon}))
-        run = run_ring(built, inst, seed=seed)
+        run = run_ring(built, inst, seed=seed, progress=True)
     except ModuleNotFoundError as exc:
         raise BadInput(f"ring policy {policy!r} is not available here ({exc})") from None
     except ValueError as exc:
@@ -619,7 +621,7 @@ def _run_broker(inst, policy, epsilon, price_form, seed, json_path) -> None:
         raise BadInput(f"--epsilon is a parameter of mlbroker, not of {policy}")
     options = {"epsilon": epsilon, "price_form": price_form} if policy == "mlbroker" else {}
     try:
-        run = run_online(make_policy(policy, **options), inst, horizon=inst.horizon, seed=seed)
+        run = run_online(make_policy(policy, **options), inst, horizon=inst.horizon, seed=seed, progress=True)
     except ValueError as exc:
         raise BadInput(str(exc)) from None
     except RuntimeError as exc:
@@ -648,7 +650,7 @@ def _run_gadget(inst, policy, slot_solver, time_limit, seed, json_path) -> None:
 
     options = {"slot_solver": slot_solver, "time_limit": time_limit} if policy == "gadget" else {}
     try:
-        run = run_online(make_policy(policy, **options), inst, horizon=inst.horizon, seed=seed)
+        run = run_online(make_policy(policy, **options), inst, horizon=inst.horizon, seed=seed, progress=True)
     except ValueError as exc:
         raise BadInput(str(exc)) from None
     except RuntimeError as exc:  # a slot solver found no solution (e.g. --time-limit too short)
@@ -684,7 +686,7 @@ def _run_coflow(inst, policy, scheduler, lower_bound, kappa, json_path) -> None:
             raise BadInput(f"{what}: weight[{big[0]}] = {inst.weight[big[0]]:g}; the LP bound needs weights "
                            f"< {_LP_INFINITE_COST:g} (HiGHS reads larger costs as infinite); scale the weights")
     try:
-        result = run_coflow(inst, policy, scheduler, lower_bound=lower_bound, kappa=kappa)
+        result = run_coflow(inst, policy, scheduler, lower_bound=lower_bound, kappa=kappa, progress=True)
     except ValueError as exc:
         raise BadInput(str(exc)) from None
     except SolverError as exc:
@@ -710,7 +712,7 @@ def _run_realtime(inst, policy, frames, seed, requirement, json_path) -> None:
     try:
         if requirement is not None:
             inst = inst.with_requirement(requirement)
-        run = run_online(make_policy(policy), inst, horizon=frames, seed=seed)
+        run = run_online(make_policy(policy), inst, horizon=frames, seed=seed, progress=True, unit="frame")
     except (InstanceError, ValueError) as exc:
         raise BadInput(str(exc)) from None
     check = check_realtime_run(inst, run)
@@ -756,7 +758,7 @@ def region_cmd(instance, policy, direction, exact, frames, tol, seed, json_path)
         raise BadInput(f"--policy {policy!r}; expected one of {', '.join(POLICIES)}")
     d = _floats(direction, "--direction")
     try:
-        theta = estimate_theta(inst, policy, d, frames=frames, tol=tol, seed=seed)
+        theta = estimate_theta(inst, policy, d, frames=frames, tol=tol, seed=seed, progress=True)
         out: dict[str, Any] = {"policy": policy, "frames": frames, "tol": tol, "seed": seed, "theta": theta}
         line = f"{policy}: theta = {theta:.4f}"
         if exact:

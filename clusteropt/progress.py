@@ -9,8 +9,7 @@ The command line shows the ``clusteropt.progress`` lines without ``-v``; library
 when they enable INFO logging.
 
 tqdm is used because it is the maintained, dependency-free bar with rate and ETA built in;
-``click.progressbar`` (which the sweep used before) has no rate and cannot be told to stay
-silent on a non-terminal while still logging.
+``click.progressbar`` (which the experiment sweep used before) shows no rate.
 
 >>> with Progress("demo", total=3, unit="slot", enabled=False) as bar:
 ...     for _ in range(3):
@@ -61,12 +60,18 @@ class Progress:
         self.done = 0
         self.start = time.monotonic()
         self._last_log = self.start
+        self._logged = -1  # ``done`` at the last log line
         self._bar: Any = None
         stream = sys.stderr if stream is None else stream
         if enabled and _is_terminal(stream):
             from tqdm import tqdm
 
             self._bar = tqdm(total=total, desc=label, unit=unit, file=stream, dynamic_ncols=True, leave=False)
+
+    @property
+    def has_bar(self) -> bool:
+        """Whether a bar is drawn (enabled, on a terminal)."""
+        return self._bar is not None
 
     def update(self, n: int = 1) -> None:
         """Record ``n`` more units done."""
@@ -77,7 +82,7 @@ class Progress:
         if self.enabled:
             now = time.monotonic()
             if now - self._last_log >= self.interval:
-                self._last_log = now
+                self._last_log, self._logged = now, self.done
                 log.info("%s", self.line(now))
 
     def line(self, now: float | None = None) -> str:
@@ -106,7 +111,7 @@ class Progress:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
-        elif self.enabled and time.monotonic() - self.start >= self.interval:
+        elif self.enabled and self._logged != self.done and time.monotonic() - self.start >= self.interval:
             log.info("%s", self.line())
 
     def __enter__(self) -> Progress:

@@ -23,6 +23,7 @@ import pandas as pd
 
 from clusteropt.experiments.spec import Cell, Experiment, code_version, get_experiment
 from clusteropt.experiments.store import ResultsStore, StoreError
+from clusteropt.progress import Progress
 
 __all__ = ["DEFAULT_STORE", "run_sweep"]
 
@@ -95,23 +96,22 @@ def _run_dask(tasks: list[dict[str, Any]], n_jobs: int, scheduler: Any) -> Itera
 
 
 class _Progress:
-    """A progress bar on a terminal, a log line per cell otherwise."""
+    """The cells done: :class:`clusteropt.progress.Progress` (a bar on a terminal, a line a minute
+    otherwise), plus a log line per cell when there is no bar (INFO, WARNING for a failed cell).
+    """
 
     def __init__(self, name: str, total: int, enabled: bool) -> None:
-        self.name, self.total, self.done = name, total, 0
-        self.bar = None
-        if enabled and total and sys.stderr.isatty():
-            import click
-
-            self.bar = click.progressbar(length=total, label=name, file=sys.stderr,
-                                         show_pos=True, show_eta=True)
-            self.bar.__enter__()
+        self.name, self.total = name, total
+        self.progress = Progress(name, total, "cell", enabled=enabled and bool(total))
         self.level = logging.INFO if enabled else logging.DEBUG
 
+    @property
+    def done(self) -> int:
+        return self.progress.done
+
     def update(self, cell: Cell, outcome: dict[str, Any]) -> None:
-        self.done += 1
-        if self.bar is not None:
-            self.bar.update(1)
+        self.progress.update()
+        if self.progress.has_bar:
             if outcome["status"] != "ok":
                 log.warning("%s %s: %s", self.name, _describe(cell), outcome.get("error", ""))
             return
@@ -123,8 +123,7 @@ class _Progress:
         )
 
     def close(self) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(None, None, None)
+        self.progress.close()
 
 
 def _describe(cell: Cell) -> str:
