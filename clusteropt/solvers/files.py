@@ -265,12 +265,17 @@ def _scip_file(path: Path, spec: SolverSpec, native: dict[str, Any], tee: bool) 
     t0 = time.perf_counter()
     try:
         model.readProblem(str(path))
-    except OSError as exc:
+    except Exception as exc:  # PySCIPOpt: OSError ("read error!") or a bare Exception ("error in input data!")
         raise ValueError(f"SCIP could not read {path} as an {_format_of(path).upper()} file ({exc})") from None
     t1 = time.perf_counter()
     for k, v in native.items():
         model.setParam(k, v)
-    model.optimize()
+    try:
+        model.optimize()
+    except Exception as exc:  # PySCIPOpt raises a bare Exception ("SCIP: error in LP solver!")
+        log.warning("SCIP failed on %s: %s", path, exc)
+        return _finish(spec, Termination.ERROR, False, None, None, False, {}, t1 - t0,
+                       time.perf_counter() - t1, f"error: {exc}", model)
     t2 = time.perf_counter()
     status = model.getStatus()
     mip = any(v.vtype() != "CONTINUOUS" for v in model.getVars())
