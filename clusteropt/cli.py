@@ -32,6 +32,13 @@ EXIT_SOLVER_FAILURE = 3
 EXIT_CELLS_FAILED = 4
 
 
+SEED = click.IntRange(min=0)
+"""A seed option: a non-negative integer (numpy's seed sequences take no negative one)."""
+
+POSITIVE = click.IntRange(min=1)
+"""A count option that must be at least 1 (frames)."""
+
+
 class BadInput(click.ClickException):
     """Bad input from the user: printed as one line, exit code 2."""
 
@@ -360,7 +367,7 @@ def generate_group() -> None:
 @click.option("--generation", type=float, default=None, help="fig3: P[J_2j = 1]; fig5: P[J_ij = 1].")
 @click.option("--success", type=float, default=None, help="fig4: P_2j.")
 @click.option("--requirement", type=str, default=None, metavar="R1,R2,...", help="Requirement r (one per app).")
-@click.option("--seed", type=int, default=0, show_default=True, help="random: the generator's seed.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="random: the generator's seed.")
 @click.option("-o", "--output", "out_path", required=True, help="Instance file to write (JSON; -: stdout).")
 def generate_realtime_cmd(preset, n, workers, generation, success, requirement, seed, out_path) -> None:
     """A paper 002 instance (real-time jobs on unreliable workers)."""
@@ -393,7 +400,7 @@ def generate_realtime_cmd(preset, n, workers, generation, success, requirement, 
 @click.option("--utility", type=click.Choice(["sigmoid", "sqrt", "log", "quadratic"]), default="sigmoid",
               show_default=True, help="mu_i: the paper's sigmoid (Sec. VI-1) or an example of Sec. IV-3.")
 @click.option("--horizon", type=int, default=None, help="T (default: the preset's).")
-@click.option("--seed", type=int, default=0, show_default=True, help="The generator's seed.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="The generator's seed.")
 @click.option("-o", "--output", "out_path", required=True, help="Instance file to write (JSON; -: stdout).")
 def generate_gadget_cmd(preset, jobs, utility, horizon, seed, out_path) -> None:
     """A paper 000 instance (GADGET: ring-all-reduce DL jobs on a GPU cluster)."""
@@ -420,7 +427,7 @@ def generate_gadget_cmd(preset, jobs, utility, horizon, seed, out_path) -> None:
                    "prices) replacing the drawn prices.")
 @click.option("--transfer-costs", "transfer_path", type=str, default=None, metavar="CSV",
               help="R x R transfer-cost matrix replacing the drawn d^{rr'}.")
-@click.option("--seed", type=int, default=0, show_default=True, help="The generator's seed.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="The generator's seed.")
 @click.option("-o", "--output", "out_path", required=True, help="Instance file to write (JSON; -: stdout).")
 def generate_broker_cmd(preset, jobs, horizon, prices_path, transfer_path, seed, out_path) -> None:
     """A paper 003 instance (mlBroker: geo-distributed ML jobs under volume-discount prices)."""
@@ -475,7 +482,7 @@ _RING_PATTERN_OPTIONS: dict[str, tuple[str, ...]] = {
 @click.option("--phase", type=int, default=None, help="phases: requests per phase (default 10 n).")
 @click.option("--zipf", type=float, default=None, help="zipf: exponent (default 1.2).")
 @click.option("--alpha", type=float, default=1.0, show_default=True, help="Migration cost per process moved.")
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=SEED, default=0, show_default=True,
               help="The generator's seed (hit-the-cut: the seed of the --against run).")
 @click.option("-o", "--output", "out_path", required=True,
               help="Instance file to write (JSON; more than 10000 requests go to a .npy beside it; -: stdout, "
@@ -537,8 +544,8 @@ def _ring_inline() -> int:
               show_default=True, help="Coflow scheduler: the paper's moved blocks, or the priority greedy.")
 @click.option("--lower-bound", is_flag=True, help="Coflow: also compute the LP lower bound (row generation).")
 @click.option("--kappa", type=float, default=0.5, show_default=True, help="Coflow: primal-dual threshold.")
-@click.option("--frames", type=int, default=10_000, show_default=True, help="Realtime: frames to simulate.")
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--frames", type=POSITIVE, default=10_000, show_default=True, help="Realtime: frames to simulate.")
+@click.option("--seed", type=SEED, default=0, show_default=True,
               help="Realtime, GADGET lp-rs-mde, ring: random seed of the run.")
 @click.option("--requirement", type=str, default=None, metavar="R1,R2,...",
               help="Realtime: requirement r (default: the instance's).")
@@ -736,10 +743,10 @@ def _run_realtime(inst, policy, frames, seed, requirement, json_path) -> None:
 @click.option("--direction", type=str, default=None, metavar="D1,D2,...",
               help="Direction d >= 0 (default: the instance's requirement, or all ones).")
 @click.option("--exact", is_flag=True, help="Also solve the exact region LP (small instances).")
-@click.option("--frames", type=int, default=10_000, show_default=True, help="Frames per simulation.")
+@click.option("--frames", type=POSITIVE, default=10_000, show_default=True, help="Frames per simulation.")
 @click.option("--tol", type=float, default=0.01, show_default=True,
               help="Accept rates this far below the requirement (the paper's 0.01).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed shared by every bisection step.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed shared by every bisection step.")
 @click.option("--json", "json_path", type=str, default=None,
               help="Write theta (and exact_theta) to FILE (-: stdout).")
 def region_cmd(instance, policy, direction, exact, frames, tol, seed, json_path) -> None:

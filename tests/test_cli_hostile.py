@@ -360,3 +360,33 @@ def test_read_only_output_directory_is_one_line(capsys, tmp_path, inst_file):
     finally:
         locked.chmod(0o700)
     assert line.startswith(f"error: cannot write {locked / 'out.json'}: ")
+
+
+@pytest.mark.parametrize(("argv", "option", "bad"), [
+    (["run", "{rt}", "--frames", "-5"], "--frames", "-5"),
+    (["run", "{rt}", "--frames", "0"], "--frames", "0"),
+    (["run", "{rt}", "--seed", "-1"], "--seed", "-1"),
+    (["generate", "ring", "--n", "8", "--servers", "2", "--requests", "5", "--seed", "-3", "-o", "{out}"],
+     "--seed", "-3"),
+])
+def test_bad_option_values_name_the_option_not_an_internal_field(capsys, tmp_path, argv, option, bad):
+    # was "horizon = -5; expected an integer >= 1" and numpy's "expected non-negative integer"
+    rt = tmp_path / "rt.json"
+    assert main(["generate", "realtime", "-o", str(rt)]) == 0
+    capsys.readouterr()
+    argv = [a.format(rt=rt, out=tmp_path / "x.json") for a in argv]
+    line = one_line(*run(capsys, *argv))
+    assert f"'{option}': {bad} is not in the range" in line
+
+
+@pytest.mark.parametrize("policy", ["local", "mlbroker"])
+def test_json_on_stdout_is_all_stdout_holds_even_from_c_solvers(tmp_path, policy):
+    # a subprocess, so that a solver's own banner (written by C code to file descriptor 1) would show
+    import subprocess
+
+    inst = tmp_path / "b.json"
+    assert main(["generate", "broker", "--preset", "tiny", "-o", str(inst)]) == 0
+    done = subprocess.run([sys.executable, "-m", "clusteropt.cli", "run", str(inst), "--policy", policy,
+                           "--json", "-"], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["policy"] == policy

@@ -70,7 +70,7 @@ def test_region_with_exact(tmp_path, capsys, fig3):
 
 @pytest.mark.parametrize(("args", "match"), [
     (["run", "{f}", "--policy", "nope"], "unknown realtime policy 'nope'"),
-    (["run", "{f}", "--frames", "0"], "horizon = 0"),
+    (["run", "{f}", "--frames", "0"], "'--frames': 0 is not in the range"),
     (["run", "{f}", "--requirement", "0.1,x"], r"--requirement\[1\] = 'x'"),
     (["run", "{f}", "--requirement", "0.1"], "requirement.shape"),
     (["region", "{f}", "--direction", "1,-1"], r"direction\[1\] = -1.0"),

@@ -191,7 +191,12 @@ def build_ddljs(inst: GadgetInstance, *, form: str = "auto", relax: bool = False
         utility_form = "chords" if inst.utility in CONCAVE_UTILITIES else "onehot"
     if utility_form not in ("onehot", "chords"):
         raise ValueError(f"utility_form = {utility_form!r}; expected 'auto', 'onehot' or 'chords'")
-    data = _data(inst)
+    n_y = inst.n_jobs * inst.cluster.n_servers * inst.horizon
+    check_model_size("ddljs", 2 * n_y, f"{inst.n_jobs} jobs x {inst.cluster.n_servers} servers x {inst.horizon} "
+                     "slots, y and x alone; the ring variables come on top",
+                     advice="DDLJS is the exact offline optimum of small instances; use a shorter horizon "
+                            "or fewer jobs.")
+    data = _data(inst)  # the utility tables: after the size check, they grow with the budgets
     if utility_form == "chords":
         for i, v in enumerate(data.values):
             d2 = np.diff(v, 2)
@@ -199,11 +204,6 @@ def build_ddljs(inst: GadgetInstance, *, form: str = "auto", relax: bool = False
             if d2.size and d2.max() > 1e-9 * scale:
                 raise ValueError(f"utility_form='chords' needs concave utility values; job {i} "
                                  f"({inst.utility}) is not concave in its worker-slots: use 'onehot'")
-    n_y = inst.n_jobs * inst.cluster.n_servers * inst.horizon
-    check_model_size("ddljs", 2 * n_y, f"{inst.n_jobs} jobs x {inst.cluster.n_servers} servers x {inst.horizon} "
-                     "slots, y and x alone; the ring variables come on top",
-                     advice="DDLJS is the exact offline optimum of small instances; use a shorter horizon "
-                            "or fewer jobs.")
     m = pyo.ConcreteModel(name=f"ddljs-{form}")
     m.form = form
     m.utility_form = utility_form
