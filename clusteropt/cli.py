@@ -278,7 +278,11 @@ def solve_cmd(instance, model_name, solver, time_limit, mip_gap, threads, relax,
         # nothing is written: an earlier result file at --json stays as it was
         raise SolverFailure(f"no solution: {result.termination.value} ({result.raw.get('status')})")
     if json_path:
-        payload = {"instance": instance, "model": spec.name, "relax": relax, **result.to_dict()}
+        from clusteropt.provenance import solver_block
+
+        options = {"time_limit": time_limit, "mip_gap": mip_gap, "threads": threads}
+        payload = {"instance": instance, "model": spec.name, "relax": relax, "slot": slot, **result.to_dict(),
+                   "provenance": _provenance(solver_block(result.solver, options))}
         _write_text(json_path, json.dumps(payload, indent=1) + "\n")
         if not _is_stdout(json_path):
             click.echo(f"wrote {json_path}")
@@ -350,8 +354,31 @@ def _write_instance(inst, path: str) -> None:
         raise BadInput(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
-def _write_json(path: str, data: dict) -> None:
-    _write_text(path, json.dumps(data) + "\n")
+#: Command options that name input files: written with their SHA-256 in every output's provenance.
+_INPUT_OPTIONS = ("instance", "trace", "prices", "transfer_costs")
+
+
+def _provenance(solver: dict | None = None) -> dict:
+    """The ``"provenance"`` block of an output (:func:`clusteropt.provenance.provenance`): the command
+    line, the input files of the running command with their hashes, versions, and ``solver``.
+    """
+    from clusteropt.provenance import provenance
+
+    ctx = click.get_current_context(silent=True)
+    argv = ctx.find_root().obj.get("argv") if ctx is not None and isinstance(ctx.find_root().obj, dict) else None
+    inputs = {}
+    while ctx is not None:
+        for key in _INPUT_OPTIONS:
+            value = ctx.params.get(key)
+            if isinstance(value, str) and value != "-" and key not in inputs:
+                inputs[key] = value
+        ctx = ctx.parent
+    return provenance(command=argv, inputs=inputs, solver=solver)
+
+
+def _write_json(path: str, data: dict, *, solver: dict | None = None) -> None:
+    """Write a command's result as JSON with its provenance block (``solver``: the solver that ran)."""
+    _write_text(path, json.dumps({**data, "provenance": _provenance(solver)}) + "\n")
 
 
 @cli.group("generate")
@@ -978,8 +1005,9 @@ def experiment_report_cmd(name, store, out_dir, quick, code_version, params, mod
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the CLI and map every error to its exit code and one line."""
+    args = sys.argv[1:] if argv is None else list(argv)
     try:
-        cli.main(args=argv, prog_name="clusteropt", standalone_mode=False)
+        cli.main(args=args, prog_name="clusteropt", standalone_mode=False, obj={"argv": ["clusteropt", *args]})
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.Abort:

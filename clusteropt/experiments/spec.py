@@ -22,7 +22,6 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -274,21 +273,6 @@ def get_experiment(name: str) -> Experiment:
     return lookup(EXPERIMENTS, name, "experiment")
 
 
-@functools.lru_cache(maxsize=16)
-def _tree_digest(package_dir: str, extra: str | None) -> str:
-    digest = hashlib.sha256()
-    root = Path(package_dir)
-    files = sorted(root.rglob("*.py"))
-    if extra is not None and Path(extra).is_file() and Path(extra) not in files:
-        files.append(Path(extra))
-    for path in files:
-        digest.update(str(path.relative_to(root) if path.is_relative_to(root) else path.name).encode())
-        digest.update(b"\0")
-        digest.update(path.read_bytes())
-        digest.update(b"\0")
-    return digest.hexdigest()[:12]
-
-
 def code_version(spec: Experiment | None = None) -> str:
     """``<package version>+<hash>``: SHA-256 over the package's Python sources (and the file
     defining ``spec.run`` when it lives outside the package), so any edit gives a new version
@@ -296,11 +280,10 @@ def code_version(spec: Experiment | None = None) -> str:
     """
     import sys
 
-    import clusteropt
+    from clusteropt import provenance
 
-    package_dir = str(Path(clusteropt.__file__).parent)
     extra = None
     if spec is not None:
         module = sys.modules.get(spec.run.__module__)
         extra = getattr(module, "__file__", None)
-    return f"{clusteropt.__version__}+{_tree_digest(package_dir, extra)}"
+    return provenance.code_version(extra)
