@@ -862,6 +862,23 @@ def _experiment(name: str, modules: tuple[str, ...], quick: bool, params: tuple[
     return spec
 
 
+def _experiments(name: str | None, every: bool, modules: tuple[str, ...], quick: bool,
+                 params: tuple[str, ...] = ()) -> list:
+    """The experiment NAME, or with ``--all`` every registered one (NAME and ``--all`` exclude
+    each other; ``--param`` goes with one experiment).
+    """
+    from clusteropt.experiments import EXPERIMENTS
+
+    if every == (name is not None):
+        raise BadInput("give an experiment NAME or --all (not both); `clusteropt experiment list` lists them")
+    if not every:
+        return [_experiment(name, modules, quick, params)]
+    if params:
+        raise BadInput("--param replaces one experiment's grid; it does not go with --all")
+    _import_modules(modules)
+    return [_experiment(n, (), quick) for n in sorted(EXPERIMENTS)]
+
+
 _PARAM_OPTION = click.option(
     "--param", "params", multiple=True, metavar="NAME=V1,V2",
     help="Replace a grid parameter's values (e.g. --param trace=FB2010-1Hr-150-0.txt); repeatable.",
@@ -886,7 +903,8 @@ def experiment_list_cmd(modules: tuple[str, ...]) -> None:
 
 
 @experiment_group.command("run")
-@click.argument("name")
+@click.argument("name", required=False)
+@click.option("--all", "every", is_flag=True, help="Every registered experiment, one after the other.")
 @click.option("--quick", is_flag=True, help="Run the seconds-long variant.")
 @click.option("--jobs", "n_jobs", type=int, default=1, show_default=True,
               help="Worker processes on this machine (-1: one per core).")
@@ -902,37 +920,73 @@ def experiment_list_cmd(modules: tuple[str, ...]) -> None:
               help="Run stored cells of this status again; repeatable.")
 @_PARAM_OPTION
 @_MODULE_OPTION
-def experiment_run_cmd(name, quick, n_jobs, scheduler, backend, store, out_dir, timeout, no_resume, retry,
+def experiment_run_cmd(name, every, quick, n_jobs, scheduler, backend, store, out_dir, timeout, no_resume, retry,
                        params, modules) -> None:
-    """Run experiment NAME's cells not yet in the store (a progress bar on a terminal, log lines
-    otherwise); exit code 4 when some cells failed or timed out.
+    """Run experiment NAME's cells not yet in the store, or with --all every experiment's (a
+    progress bar on a terminal, log lines otherwise); exit code 4 when some cells failed or timed
+    out.  With --out, the report goes to DIR (--all: DIR/NAME for each, and DIR/index.md).
     """
     from clusteropt.experiments import StoreError, run_sweep
 
-    spec = _experiment(name, modules, quick, params)
-    _check_outputs(spec, store, out_dir)  # before any cell runs
+    specs = _experiments(name, every, modules, quick, params)
+    for spec in specs:  # before any cell runs
+        _check_outputs(spec, store, _report_dir(out_dir, spec, every))
     if not sys.stderr.isatty():
         logging.getLogger("clusteropt.experiments").setLevel(
             min(logging.INFO, logging.getLogger().getEffectiveLevel())
         )
-    try:
-        table = run_sweep(spec, n_jobs=n_jobs, backend=backend, scheduler=scheduler, store=store,
-                          resume=not no_resume, timeout=timeout, retry=retry)
-    except (ValueError, StoreError, ImportError, OSError) as exc:
-        raise BadInput(str(exc)) from None
-    counts = table.status.value_counts()
-    click.echo(
-        f"{spec.name} ({spec.variant}): {len(table)} cells in {store}: {counts.get('ok', 0)} ok, "
-        f"{counts.get('failed', 0)} failed, {counts.get('timeout', 0)} timed out"
-    )
-    if out_dir is not None:
-        _report(spec, table, out_dir)
-    if counts.get("failed", 0) or counts.get("timeout", 0):
-        bad = table[table.status != "ok"].iloc[0]
-        raise CellsFailed(
-            f"{int(counts.get('failed', 0) + counts.get('timeout', 0))} cells did not finish ok; "
-            f"first: seed={bad.seed} policy={bad.policy}: {bad.error}"
+    bad_cells = []
+    for spec in specs:
+        try:
+            table = run_sweep(spec, n_jobs=n_jobs, backend=backend, scheduler=scheduler, store=store,
+                              resume=not no_resume, timeout=timeout, retry=retry)
+        except (ValueError, StoreError, ImportError, OSError) as exc:
+            raise BadInput(str(exc)) from None
+        counts = table.status.value_counts()
+        click.echo(
+            f"{spec.name} ({spec.variant}): {len(table)} cells in {store}: {counts.get('ok', 0)} ok, "
+            f"{counts.get('failed', 0)} failed, {counts.get('timeout', 0)} timed out"
         )
+        if counts.get("failed", 0) or counts.get("timeout", 0):
+            bad = table[table.status != "ok"].iloc[0]
+            bad_cells.append(f"{spec.name + ': ' if every else ''}"
+                             f"{int(counts.get('failed', 0) + counts.get('timeout', 0))} cells did not finish ok; "
+                             f"first: seed={bad.seed} policy={bad.policy}: {bad.error}")
+    if out_dir is not None:
+        _report_all(specs, store, out_dir, every)
+    if bad_cells:
+        raise CellsFailed("; ".join(bad_cells))
+
+
+def _report_dir(out_dir: str | None, spec, every: bool) -> str | None:
+    """Where ``spec``'s report goes: ``--out`` itself, or ``--out/NAME`` with ``--all``."""
+    return None if out_dir is None else str(Path(out_dir) / spec.name) if every else out_dir
+
+
+def _report_all(specs: list, store: str, out_dir: str, every: bool, code_version: str | None = None) -> None:
+    """Write each experiment's report (``--all``: into ``out_dir/NAME``, and ``out_dir/index.md``)."""
+    from clusteropt.experiments import ResultsStore, StoreError
+    from clusteropt.experiments.report import index_entry, write_index
+
+    entries, missing = [], []
+    for spec in specs:
+        try:
+            with ResultsStore(store, read_only=True) as db:  # a finished store may be read-only
+                table = db.table(spec, code_version=code_version)  # no timings: re-made byte for byte
+                dates = db.table(spec, code_version=code_version, timing=True)
+        except StoreError as exc:
+            raise BadInput(str(exc)) from None
+        if table.empty and every:
+            missing.append(spec.name)
+            continue
+        written = _report(spec, table, _report_dir(out_dir, spec, every))
+        entries.append(index_entry(spec, dates, written, out_dir))
+    if every:
+        try:
+            index = write_index(entries, out_dir, missing=missing)
+        except OSError as exc:
+            raise BadInput(f"cannot write {exc.filename or out_dir}: {exc.strerror or exc}") from None
+        click.echo(f"index: {index} ({len(entries)} experiments, {len(missing)} without results)")
 
 
 def _same_path(a: str | Path, b: str | Path) -> bool:
@@ -967,7 +1021,7 @@ def _check_outputs(spec, store: str, out_dir: str | None) -> None:
                            "would destroy the store (choose another --out)")
 
 
-def _report(spec, table, out_dir: str) -> None:
+def _report(spec, table, out_dir: str) -> list:
     from clusteropt.experiments import write_report
 
     try:
@@ -977,30 +1031,29 @@ def _report(spec, table, out_dir: str) -> None:
     except OSError as exc:
         raise BadInput(f"cannot write {exc.filename or out_dir}: {exc.strerror or exc}") from None
     click.echo(f"report: {len(written)} files in {out_dir}")
+    return written
 
 
 @experiment_group.command("report")
-@click.argument("name")
+@click.argument("name", required=False)
+@click.option("--all", "every", is_flag=True,
+              help="Every registered experiment with results: DIR/NAME for each, and DIR/index.md.")
 @click.option("--store", required=True, help="Results store (SQLite) the sweep wrote.")
 @click.option("--out", "out_dir", required=True, help="Directory for the tables and figures.")
 @click.option("--quick", is_flag=True, help="Report the cells of the --quick variant.")
 @click.option("--code-version", default=None, help="Results of this code version (default: the newest).")
 @_PARAM_OPTION
 @_MODULE_OPTION
-def experiment_report_cmd(name, store, out_dir, quick, code_version, params, modules) -> None:
-    """Write experiment NAME's tables (CSV, Markdown) and figures (PNG, SVG) into --out."""
-    from clusteropt.experiments import ResultsStore, StoreError
-
-    spec = _experiment(name, modules, quick, params)
+def experiment_report_cmd(name, every, store, out_dir, quick, code_version, params, modules) -> None:
+    """Write experiment NAME's tables (CSV, Markdown) and figures (PNG, SVG) into --out; with --all,
+    every experiment the store holds, into --out/NAME, and an index page --out/index.md.
+    """
+    specs = _experiments(name, every, modules, quick, params)
     if not Path(store).exists():
         raise BadInput(f"no such results store: {store}")
-    _check_outputs(spec, store, out_dir)
-    try:
-        with ResultsStore(store, read_only=True) as db:  # a finished store may be read-only
-            table = db.table(spec, code_version=code_version)
-    except StoreError as exc:
-        raise BadInput(str(exc)) from None
-    _report(spec, table, out_dir)
+    for spec in specs:
+        _check_outputs(spec, store, _report_dir(out_dir, spec, every))
+    _report_all(specs, store, out_dir, every, code_version)
 
 
 def main(argv: list[str] | None = None) -> int:

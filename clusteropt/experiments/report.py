@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ import pandas as pd
 
 from clusteropt.experiments.spec import RESERVED_COLUMNS, Experiment
 
-__all__ = ["markdown_table", "ok_rows", "summarize", "write_report"]
+__all__ = ["index_entry", "markdown_table", "ok_rows", "summarize", "write_index", "write_report"]
 
 log = logging.getLogger(__name__)
 
@@ -149,3 +150,67 @@ def write_report(spec: Experiment, table: pd.DataFrame, out: str | Path) -> list
     if errors:
         raise RuntimeError(f"report of {spec.name} written to {out} except: " + "; ".join(errors))
     return written
+
+
+def index_entry(spec: Experiment, table: pd.DataFrame, written: list[Path], out: str | Path) -> dict[str, Any]:
+    """One experiment's line of the index (:func:`write_index`) from its results ``table`` (with
+    timing columns, for the date) and the files :func:`write_report` wrote under ``out``.
+    """
+    status = table.status.value_counts() if not table.empty else pd.Series(dtype=int)
+    versions = sorted(table.code_version.unique()) if not table.empty else []
+    finished = table["finished_at"] if "finished_at" in table else pd.Series(dtype=str)
+    return {
+        "experiment": spec.name,
+        "paper": spec.paper,
+        "variant": spec.variant,
+        "code_version": ", ".join(versions),
+        "seeds": sorted(int(s) for s in table.seed.unique()) if not table.empty else [],
+        "cells": len(table),
+        "ok": int(status.get("ok", 0)),
+        "failed": int(status.get("failed", 0)) + int(status.get("timeout", 0)),
+        "finished": str(finished.max())[:19] if len(finished) else "",
+        "files": [str(Path(p).relative_to(out)) for p in written if Path(p).suffix in (".md", ".png")
+                  and Path(p).name not in ("summary.md",)],
+    }
+
+
+def _seed_text(seeds: list[int]) -> str:
+    if not seeds:
+        return ""
+    if seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 2:
+        return f"{seeds[0]}..{seeds[-1]} ({len(seeds)})"
+    return ", ".join(map(str, seeds))
+
+
+def write_index(entries: list[dict[str, Any]], out: str | Path, *, missing: Sequence[str] = ()) -> Path:
+    """``out/index.md``: every experiment reported under ``out`` with its paper, code version, seeds,
+    cell counts and date, each figure and table linked; ``missing`` lists registered experiments
+    with no results in the store.
+
+    >>> import tempfile
+    >>> e = {"experiment": "x", "paper": "000 Fig. 4", "variant": "full", "code_version": "0.1.0+abc",
+    ...      "seeds": [0, 1, 2, 3, 4], "cells": 10, "ok": 10, "failed": 0, "finished": "2026-11-25T20:00:00",
+    ...      "files": ["x/utility.md", "x/utility.png"]}
+    >>> row = write_index([e], tempfile.mkdtemp()).read_text().splitlines()[6]
+    >>> row.split(" | ")[:6]
+    ['| [x](x/summary.md)', '000 Fig. 4', 'full', '0.1.0+abc', '0..4 (5)', '10 / 10']
+    >>> row.split(" | ")[7]
+    '[utility.md](x/utility.md), [utility.png](x/utility.png) |'
+    """
+    from clusteropt.instances.base import write_text_atomic
+
+    versions = sorted({v for e in entries for v in e["code_version"].split(", ") if v})
+    lines = ["# Recorded experiment results", "",
+             f"Code version{'s' if len(versions) != 1 else ''}: {', '.join(versions) or 'none'}.  "
+             "Re-create with `clusteropt experiment run --all --store S` and "
+             "`clusteropt experiment report --all --store S --out DIR`.", "",
+             "| experiment | paper | variant | code version | seeds | ok / cells | finished (UTC) | files |",
+             "|---|---|---|---|---|---|---|---|"]
+    for e in sorted(entries, key=lambda e: e["experiment"]):
+        files = ", ".join(f"[{Path(f).name}]({f})" for f in e["files"])
+        lines.append(f"| [{e['experiment']}]({e['experiment']}/summary.md) | {e['paper']} | {e['variant']} | "
+                     f"{e['code_version']} | {_seed_text(e['seeds'])} | {e['ok']} / {e['cells']} | "
+                     f"{e['finished']} | {files} |")
+    if missing:
+        lines += ["", f"No results in the store for: {', '.join(sorted(missing))}."]
+    return write_text_atomic(Path(out) / "index.md", "\n".join(lines) + "\n")

@@ -1,0 +1,51 @@
+"""`clusteropt experiment run --all` / `report --all`: every experiment, and an index page (issue 19)."""
+
+from __future__ import annotations
+
+import pytest
+
+import clusteropt.experiments
+from clusteropt.cli import main
+from tests.experiments import specs
+
+
+@pytest.fixture
+def two_experiments(monkeypatch):
+    """The registry seen by --all: two small test experiments."""
+    monkeypatch.setattr(clusteropt.experiments, "EXPERIMENTS", {"test-sample": specs.SAMPLE,
+                                                                "worker-placement-gap": clusteropt.experiments.
+                                                                EXPERIMENTS["worker-placement-gap"]})
+
+
+def test_run_all_quick_reports_every_experiment_and_writes_the_index(tmp_path, capsys, two_experiments):
+    store, out = tmp_path / "s.sqlite", tmp_path / "report"
+    code = main(["experiment", "run", "--all", "--quick", "--store", str(store), "--out", str(out)])
+    text = capsys.readouterr().out
+    assert code == 0, text
+    assert (out / "test-sample" / "summary.md").is_file()
+    assert (out / "worker-placement-gap" / "results.csv").is_file()
+    index = (out / "index.md").read_text()
+    rows = [line for line in index.splitlines() if line.startswith("| [")]
+    assert [r.split("]")[0] for r in rows] == ["| [test-sample", "| [worker-placement-gap"]
+    version = clusteropt.experiments.code_version()
+    assert all(f"| {version} |" in r for r in rows[1:])  # the package's own experiment at this version
+    assert "| 0, 1 | 8 / 8 |" in rows[0]  # quick: seeds 0 and 1, 2 n x 2 policies x 2 seeds
+
+
+def test_report_all_lists_experiments_without_results(tmp_path, capsys, two_experiments):
+    store, out = tmp_path / "s.sqlite", tmp_path / "report"
+    assert main(["experiment", "run", "test-sample", "--quick", "--store", str(store), "--module",
+                 "tests.experiments.specs"]) == 0
+    assert main(["experiment", "report", "--all", "--quick", "--store", str(store), "--out", str(out)]) == 0
+    capsys.readouterr()
+    index = (out / "index.md").read_text()
+    assert "No results in the store for: worker-placement-gap." in index
+    assert not (out / "worker-placement-gap").exists()
+
+
+@pytest.mark.parametrize("argv", [["experiment", "run", "--quick"], ["experiment", "run", "test-sample", "--all"],
+                                  ["experiment", "run", "--all", "--param", "n=1"]])
+def test_name_and_all_exclude_each_other(tmp_path, capsys, argv):
+    code = main([*argv, "--store", str(tmp_path / "s.sqlite")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and ("--all" in err)
