@@ -580,6 +580,10 @@ def _ring_inline() -> int:
               show_default=True, help="GADGET: per-slot solver of Alg. 1 (exact: the G-VNE ILP (12)-(19); "
               "lp-rs-mde: Alg. 2, LP ring selection and randomized embedding).")
 @click.option("--time-limit", type=float, default=None, help="GADGET exact: seconds per slot.")
+@click.option("--mip-gap", type=float, default=None, help="GADGET exact: relative MIP gap per slot.")
+@click.option("--fill", type=click.Choice(["greedy", "none"]), default=None,
+              help="GADGET: greedy (default) ends every slot with the work-conserving fill of idle capacity; "
+                   "none is Alg. 1 exactly as written.")
 @click.option("--epsilon", type=float, default=None,
               help="mlBroker: epsilon of the regularized problem (10) (default 0.1).  Ring (dynamic, "
                    "dynamic-soft, dynamic-wfa, static, greedy): the algorithm's epsilon (default: the "
@@ -587,10 +591,18 @@ def _ring_inline() -> int:
 @click.option("--price-form", type=click.Choice(["tight", "bigm"]), default="tight", show_default=True,
               help="mlBroker: price rows of (10): the convex hull of Eq. (7), or the paper's big-M rows "
                    "(8c)-(8e).")
+@click.option("--rounding", "rounding_variant", type=click.Choice(["package", "safe", "paper"]), default=None,
+              help="mlBroker: A_round with the package's repair of a job left short of workers (package, the "
+                   "default), or exactly as Alg. 2 writes it (paper: such a slot stops the run).  GADGET "
+                   "lp-rs-mde: safe (default; never exceeds a capacity) or paper (Alg. 2 lines 7-9: may "
+                   "overload servers and links, reported; exit 0 with verified False).")
+@click.option("--trace-fractional", is_flag=True,
+              help="mlBroker: also write every slot's fractional solution of (10) and A_round's candidates "
+                   "into the --json output.")
 @click.option("--json", "json_path", type=str, default=None,
               help="Write the run's result to FILE (README; -: stdout).")
 def run_cmd(instance, policy, scheduler, lower_bound, kappa, frames, seed, requirement, slot_solver, time_limit,
-            epsilon, price_form, json_path) -> None:
+            mip_gap, fill, epsilon, price_form, rounding_variant, trace_fractional, json_path) -> None:
     """Run a policy on an instance; its output is verified.
 
     Coflow (and concurrent-open-shop) instances: order and schedule.  Realtime instances (paper 002):
@@ -607,9 +619,11 @@ def run_cmd(instance, policy, scheduler, lower_bound, kappa, frames, seed, requi
         _run_realtime(inst, policy or "sqrt-greedy", frames, seed, _floats(requirement, "--requirement"),
                       json_path)
     elif inst.kind == "gadget":
-        _run_gadget(inst, policy or "gadget", slot_solver, time_limit, seed, json_path)
+        _run_gadget(inst, policy or "gadget", slot_solver, time_limit, seed, json_path, fill=fill,
+                    rounding=rounding_variant, mip_gap=mip_gap)
     elif inst.kind == "broker":
-        _run_broker(inst, policy or "mlbroker", epsilon, price_form, seed, json_path)
+        _run_broker(inst, policy or "mlbroker", epsilon, price_form, seed, json_path, rounding_variant,
+                    trace_fractional)
     elif inst.kind == "ring":
         _run_ring(inst, policy or "dynamic", epsilon, seed, json_path)
     else:
@@ -644,18 +658,31 @@ def _run_ring(inst, policy, epsilon, seed, json_path) -> None:
         raise SolverFailure(f"the run failed verification: {'; '.join(str(v) for v in check.violations[:3])}")
 
 
-def _run_broker(inst, policy, epsilon, price_form, seed, json_path) -> None:
+def _run_broker(inst, policy, epsilon, price_form, seed, json_path, rounding_variant=None,
+                trace_fractional=False) -> None:
+    import math
+
     from clusteropt.online import run_online
-    from clusteropt.online.broker import make_policy
+    from clusteropt.online.broker import make_policy, trace_json
+    from clusteropt.provenance import solver_block
     from clusteropt.verify import check_broker_schedule
 
     if policy not in ("mlbroker", "local", "central", "oasis"):
         raise BadInput(f"--policy {policy!r}; broker instances take mlbroker, local, central or oasis")
-    if policy != "mlbroker" and epsilon is not None:
-        raise BadInput(f"--epsilon is a parameter of mlbroker, not of {policy}")
-    options = {"epsilon": epsilon, "price_form": price_form} if policy == "mlbroker" else {}
+    if rounding_variant not in (None, "package", "paper"):
+        raise BadInput(f"--rounding {rounding_variant} is GADGET's; mlBroker takes package (default) or paper")
+    if policy != "mlbroker":
+        for option, value in (("--epsilon", epsilon), ("--rounding", rounding_variant),
+                              ("--trace-fractional", trace_fractional or None)):
+            if value is not None:
+                raise BadInput(f"{option} is a parameter of mlbroker, not of {policy}")
+    if trace_fractional and json_path is None:
+        raise BadInput("--trace-fractional writes into the --json output; give --json FILE")
+    options = {"epsilon": epsilon, "price_form": price_form, "rounding_variant": rounding_variant or "package",
+               "keep_trace": trace_fractional} if policy == "mlbroker" else {}
     try:
-        run = run_online(make_policy(policy, **options), inst, horizon=inst.horizon, seed=seed, progress=True)
+        built = make_policy(policy, **options)
+        run = run_online(built, inst, horizon=inst.horizon, seed=seed, progress=True)
     except ValueError as exc:
         raise BadInput(str(exc)) from None
     except RuntimeError as exc:
@@ -666,23 +693,58 @@ def _run_broker(inst, policy, epsilon, price_form, seed, json_path) -> None:
           f"(C1 {totals['C1']:.4g}, C2 {totals['C2']:.4g}, C3 {totals['C3']:.4g}, C4 {totals['C4']:.4g}), "
           f"{run.seconds:.2f} s deciding; verified {check.ok}", json_path)
     if json_path is not None:
-        out = run.to_json_dict(inst)
+        params = built.get_params()
+        lp_solver = solver_block("highs")  # the transportation LP for q (and OASiS's placement MILPs)
+        solver = solver_block(params["solver"]) if policy == "mlbroker" else lp_solver
+        if policy == "mlbroker":
+            params.update(solver=solver, lp_solver=lp_solver)
+        out = {"policy": policy, "seed": seed, "params": params, **run.to_json_dict(inst)}
         out["total_cost"] = check.total_cost  # the verifier's recount
         out["costs"] = totals
         out["verified"] = check.ok
         out["violations"] = [str(v) for v in check.violations[:20]]
-        _write_json(json_path, out)
+        if policy == "mlbroker":
+            frac = {c: math.fsum(float(d[f"fractional_{c}"]) for d in run.slot_info)
+                    for c in ("C1", "C2", "C3", "C4")}
+            out["fractional_costs"] = {**frac, "total": math.fsum(frac.values())}
+            big_m = inst.big_m
+            out["big_m"] = {"M": {str(r): dict(zip(inst.resources, big_m[r].tolist(), strict=True))
+                                  for r in range(inst.n_dcs)},
+                            "U": int(inst.big_u), "M_used": price_form == "bigm"}
+            if trace_fractional:
+                out["fractional"] = trace_json(inst, built)
+        _write_json(json_path, out, solver=solver)
     if not check.ok:
         shown = "; ".join(str(v) for v in check.violations[:3])
         raise SolverFailure(f"the decisions failed verification: {shown}")
 
 
-def _run_gadget(inst, policy, slot_solver, time_limit, seed, json_path) -> None:
+def _run_gadget(inst, policy, slot_solver, time_limit, seed, json_path, *, fill=None, rounding=None,
+                mip_gap=None) -> None:
+    """GADGET runs.  ``--rounding paper`` (Alg. 2 lines 7-9) may overload servers and links, as
+    Theorem 8 allows: such a run is reported (``verified false``, the overload in the summary line,
+    a warning on stderr, the counts in the JSON) and exits 0, since the user asked for exactly
+    that rounding; any other violation, or an overload in any other mode, exits 3.
+    """
     from clusteropt.online import run_online
-    from clusteropt.online.gadget import make_policy
+    from clusteropt.online.gadget import CAPACITY_CONSTRAINTS, capacity_overload, make_policy
+    from clusteropt.provenance import solver_block
     from clusteropt.verify import check_gadget_schedule
 
-    options = {"slot_solver": slot_solver, "time_limit": time_limit} if policy == "gadget" else {}
+    if rounding == "package":
+        raise BadInput("--rounding package is mlBroker's; GADGET's lp-rs-mde slot solver takes safe (default) "
+                       "or paper")
+    if policy == "gadget":
+        if rounding == "paper" and slot_solver != "lp-rs-mde":
+            raise BadInput(f"--rounding paper is Alg. 2's rounding; use it with --slot-solver lp-rs-mde, "
+                           f"not {slot_solver}")
+        options = {"slot_solver": slot_solver, "time_limit": time_limit, "mip_gap": mip_gap,
+                   "fill": fill or "greedy", "rounding": rounding or "safe"}
+    else:
+        for option, value in (("--fill", fill), ("--rounding", rounding), ("--mip-gap", mip_gap)):
+            if value is not None:
+                raise BadInput(f"{option} is a parameter of the gadget policy, not of {policy}")
+        options = {}
     try:
         run = run_online(make_policy(policy, **options), inst, horizon=inst.horizon, seed=seed, progress=True)
     except ValueError as exc:
@@ -690,18 +752,46 @@ def _run_gadget(inst, policy, slot_solver, time_limit, seed, json_path) -> None:
     except RuntimeError as exc:  # a slot solver found no solution (e.g. --time-limit too short)
         raise SolverFailure(str(exc)) from None
     check = check_gadget_schedule(inst, run.schedule)
-    label = f"{policy} ({slot_solver})" if policy == "gadget" else policy
+    overload = capacity_overload(inst, check)
+    paper = policy == "gadget" and rounding == "paper"
+    if policy == "gadget":
+        label = f"{policy} ({', '.join([slot_solver] + (['paper rounding'] if paper else []))}"
+        label += ", no fill)" if options["fill"] == "none" else ")"
+    else:
+        label = policy
+    over_text = ""
+    if overload["capacity_violations"] or paper:
+        over_text = (f"; capacity violations {overload['capacity_violations']} in {overload['overloaded_slots']} "
+                     f"slots, worst load {overload['max_load_ratio']:.4g} x capacity")
     _echo(f"{label}: {inst.n_jobs} jobs over {inst.horizon} slots, total utility {check.total_utility:.6g}, "
-          f"{int(check.worker_slots.sum())} worker-slots, {run.seconds:.2f} s deciding; verified {check.ok}",
-          json_path)
+          f"{int(check.worker_slots.sum())} worker-slots, {run.seconds:.2f} s deciding; verified {check.ok}"
+          f"{over_text}", json_path)
     if json_path is not None:
         out = run.to_json_dict(inst)
+        out["seed"] = seed
         out["total_utility"] = check.total_utility  # the verifier's recount
         out["verified"] = check.ok
         out["violations"] = [str(v) for v in check.violations[:20]]
-        _write_json(json_path, out)
-    if not check.ok:
-        raise SolverFailure(f"the schedule failed verification: {'; '.join(str(v) for v in check.violations[:3])}")
+        out.update(overload)
+        solver = None
+        if policy == "gadget" and slot_solver == "exact":
+            solver = solver_block(run.params.get("solver"), {"time_limit": time_limit, "mip_gap": mip_gap})
+        elif policy == "gadget" and slot_solver == "lp-rs-mde":
+            from clusteropt.rounding.gadget import EMBED_HIGHS_OPTIONS, SELECT_HIGHS_OPTIONS
+
+            solver = solver_block(run.params.get("solver"), {"select": dict(SELECT_HIGHS_OPTIONS),
+                                                             "embed": dict(EMBED_HIGHS_OPTIONS)})
+        _write_json(json_path, out, solver=solver)
+    if check.ok:
+        return
+    other = [v for v in check.violations if v.constraint not in CAPACITY_CONSTRAINTS]
+    if paper and not other:
+        click.echo(f"warning: --rounding paper (Alg. 2 lines 7-9) overloaded {overload['capacity_violations']} "
+                   f"server resources / links in {overload['overloaded_slots']} slots (worst load "
+                   f"{overload['max_load_ratio']:.4g} x capacity), as Theorem 8 allows; the schedule is not "
+                   "feasible (verified False)", err=True)
+        return
+    raise SolverFailure(f"the schedule failed verification: {'; '.join(str(v) for v in check.violations[:3])}")
 
 
 #: HiGHS reads an objective coefficient of this size or more as infinite (its ``infinite_cost``).

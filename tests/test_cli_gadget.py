@@ -65,3 +65,107 @@ def test_bad_input_is_one_line(small, tmp_path, capsys):
     assert code == 2 and "1 .. 20" in err
     code, _, err = run(capsys, "generate", "gadget", "--jobs", "0", "-o", tmp_path / "x.json")
     assert code == 2 and "n_jobs" in err
+
+
+# -- issue 19: what out.json records, fill / rounding options --------------------------------------
+
+PARAM_KEYS = {"slot_solver", "fill", "rounding", "form", "solver", "time_limit", "mip_gap", "rounds", "alpha",
+              "epsilon", "samples", "passes"}
+
+
+def _recount(instance_path, data) -> float:
+    """Total utility from out.json's slots and the instance file's numbers alone (log utility:
+    ``lambda_1 log(1 + zeta z)``), without the package's utility code."""
+    import math
+
+    raw = json.loads(instance_path.read_text())
+    assert raw["utility"] == "log"
+    z = [0] * len(raw["arrival"])
+    for slot in data["slots"]:
+        for job, entry in slot["jobs"].items():
+            z[int(job)] += sum(int(n) for n in entry["workers"].values())
+    assert {str(i): zi for i, zi in enumerate(z)} == data["worker_slots"]
+    return sum(p[0] * math.log1p(zeta * zi) for p, zeta, zi in zip(raw["utility_params"], raw["zeta"], z,
+                                                                     strict=True))
+
+
+@pytest.mark.parametrize("slot_solver", ["greedy", "exact", "lp-rs-mde"])
+def test_out_json_records_params_seed_and_every_slot(small, tmp_path, capsys, slot_solver):
+    out_path = tmp_path / "out.json"
+    code, out, _ = run(capsys, "run", small, "--slot-solver", slot_solver, "--seed", "3", "--json", out_path)
+    assert code == 0 and "verified True" in out
+    data = json.loads(out_path.read_text())
+    inst = load_instance(small)
+    assert data["policy"] == "gadget" and data["seed"] == 3 and set(data["params"]) == PARAM_KEYS
+    assert data["params"]["slot_solver"] == slot_solver and data["params"]["fill"] == "greedy"
+    assert data["capacity_violations"] == 0 and data["overloaded_slots"] == 0 and data["max_load_ratio"] <= 1
+    assert data["total_utility"] == pytest.approx(_recount(small, data), rel=1e-12)
+    z = [0] * inst.n_jobs
+    for t, info in enumerate(data["slot_info"], start=1):
+        assert info["slot"] == t
+        # I[t] of Alg. 1 line 3, recomputed from the instance and the slots before t
+        active = [i for i in range(inst.n_jobs) if inst.arrival[i] <= t and z[i] < inst.budget[i]]
+        assert info["active"] == active
+        assert info["gain"] >= info["fill_gain"] - 1e-9
+        if slot_solver == "exact" and active:
+            assert {"objective", "bound", "gap", "termination"} <= set(info)
+            assert info["bound"] >= info["objective"] - 1e-6 * max(1.0, abs(info["objective"]))
+        if slot_solver == "lp-rs-mde" and active:
+            assert {"lp_value", "objective", "drawn_value", "augmented_value", "rounding"} <= set(info)
+            assert info["objective"] <= info["lp_value"] + 1e-6 and info["rounding"] == "safe"
+        for job, entry in data["slots"][t - 1]["jobs"].items():
+            z[int(job)] += sum(entry["workers"].values())
+    solver = data["provenance"].get("solver")
+    if slot_solver == "greedy":
+        assert solver is None and data["params"]["solver"] is None
+    else:
+        assert solver["name"] == "highs" and data["params"]["solver"] == "highs"
+
+
+def test_fill_none_and_option_errors(small, tmp_path, capsys):
+    out_path = tmp_path / "out.json"
+    code, out, _ = run(capsys, "run", small, "--fill", "none", "--json", out_path)
+    assert code == 0 and "gadget (greedy, no fill)" in out
+    data = json.loads(out_path.read_text())
+    assert data["params"]["fill"] == "none" and all(d["fill_gain"] == 0.0 for d in data["slot_info"])
+    for args, text in ((["--rounding", "paper"], "--slot-solver lp-rs-mde"),
+                       (["--rounding", "package"], "mlBroker"),
+                       (["--policy", "fifo", "--fill", "none"], "--fill is a parameter of the gadget policy"),
+                       (["--policy", "las", "--mip-gap", "0.1"], "--mip-gap")):
+        code, _, err = run(capsys, "run", small, *args)
+        assert code == 2 and text in err and "Traceback" not in err, (args, err)
+
+
+@pytest.fixture
+def tight(tmp_path):
+    """A 5-server tree where GPUs and bandwidth both bind: the paper rounding overloads here."""
+    from clusteropt.instances.gadget import fat_tree_cluster, random_gadget
+
+    cl = fat_tree_cluster(5, n_racks=2, gpus=(1, 2, 4), server_bw=(5, 10), rack_bw=(8, 14), seed=1)
+    inst = random_gadget(6, workers=(2, 5), cluster=cl, horizon=3, arrivals="zero", bandwidth=(3, 7),
+                         utility="sqrt", seed=1)
+    path = tmp_path / "tight.json"
+    inst.to_json(path)
+    return path
+
+
+def test_paper_rounding_reports_violations_and_exits_0(tight, tmp_path, capsys):
+    out_path = tmp_path / "out.json"
+    code, out, err = run(capsys, "run", tight, "--slot-solver", "lp-rs-mde", "--rounding", "paper",
+                         "--fill", "none", "--json", out_path)
+    assert code == 0, err
+    assert "paper rounding" in out and "verified False" in out and "capacity violations" in out
+    assert err.count("warning: --rounding paper") == 1 and "Traceback" not in err
+    data = json.loads(out_path.read_text())
+    inst = load_instance(tight)
+    schedule = GadgetSchedule.from_json_list(data["slots"], inst.n_jobs, inst.cluster.n_servers)
+    check = check_gadget_schedule(inst, schedule)
+    assert data["verified"] is False and not check.ok
+    assert data["capacity_violations"] == check.n_violations > 0
+    assert data["capacity_violations"] == sum(d["capacity_violations"] for d in data["slot_info"])
+    assert data["max_load_ratio"] > 1 and data["overloaded_slots"] >= 1
+    assert f"capacity violations {data['capacity_violations']} in {data['overloaded_slots']} slots" in out
+    assert data["params"]["rounding"] == "paper" and data["params"]["rounds"] == 100
+    # the same instance with the default rounding: feasible, nothing to report
+    code, out, err = run(capsys, "run", tight, "--slot-solver", "lp-rs-mde")
+    assert code == 0 and "verified True" in out and "warning" not in err

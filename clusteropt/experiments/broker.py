@@ -63,9 +63,13 @@ paper's as a grid value) so this is visible.
     data at the paper's defaults ([16, 66] GB drawn, 500 GB), 30 jobs, T = 20.
 ``broker-cost`` (Fig. 8; Figs. 11-14; Table 4's layout)
     Total cost and its components C1 (transfer) .. C4 (worker-PS communication) of mlBroker,
-    Local, Central and OASiS (all verified by :func:`~clusteropt.verify.check_broker_schedule`,
-    the totals the checker's), and "Opt": as in the paper, the optimum of P_f (9), here with the
-    hull (a lower bound on every schedule; its components are read off the LP solution).  Grid:
+    mlBroker as the paper writes it (``mlbroker-paper``: the big-M price rows (8c)-(8e) in (10)
+    and A_round without the package's worker repair, :data:`MLBROKER_POLICIES`), Local, Central
+    and OASiS (all verified by :func:`~clusteropt.verify.check_broker_schedule`, the totals the
+    checker's), and "Opt": as in the paper, the optimum of P_f (9), here with the hull (a lower
+    bound on every schedule; its components are read off the LP solution).  The mlBroker cells
+    report ``workers_added``, the workers the package's repair added (``mlbroker-paper`` stops
+    with an error where one would be needed).  Grid:
     data per job and slot 100, 200, .., 700 GB on the paper preset (100 jobs, T = 50, R = 15).
     Figures: total vs data size (Fig. 8) and one per component (Figs. 11-14); table ``costs``:
     rows the algorithms, columns Cost1 .. Cost4 and Overall at the default 500 GB (the grid
@@ -73,21 +77,21 @@ paper's as a grid value) so this is visible.
     and ``totals`` over the data sizes.  The paper's Table 4 is from its real (Kubernetes)
     experiment, which is not reproduced; the layout is.  Measured on one core: Local and Central
     under 1 s, OASiS about 17 s (30 jobs, T = 20; several times that at 100 x 50), mlBroker and
-    Opt 20-30 s each at 100 x 50.
+    Opt 20-30 s each at 100 x 50, ``mlbroker-paper`` 35-80 s (Clarabel needs its retry settings
+    on the big-M rows).
 ``broker-ratio`` (Figs. 9-10)
     mlBroker's verified total over the offline optimum of (8) against the number of slots T
     (Fig. 9) and jobs per slot (Fig. 10; ``n_jobs = jobs_per_slot x T``) at 700 GB per job and
-    slot (the paper: "with large size of training datasets"), with Local, Central and OASiS for
-    comparison.  The paper's instances (T = 50 .. 100, R = 15) are far beyond an exact MILP, so
-    the cells use the ``"small"`` preset's settings (R = 5, T = 5 .. 25, 1-4 jobs per slot, up to
-    100 jobs): :func:`~clusteropt.models.broker.broker_offline_optimum` (HiGHS, gap 0, the hull
-    form) is then proved optimal within ``opt_time_limit`` = 300 s (measured on one core:
-    0.1-0.5 s up to T = 10, 4 s at T = 16 with 3 jobs a slot, 19 s at T = 20 with 4; the
-    policies 1-3 s).  The
-    denominator (``denominator``) is the verified MILP optimum where it is proved optimal
-    (``"milp"``), else P_f with the hull (``"lp"``; the ratio is then an upper bound of the true
-    one); ``ratio_lp`` (over P_f) is reported in every cell.  The MILP and P_f are shared by the
-    policies of a (params, trial) in a worker process.
+    slot (the paper: "with large size of training datasets"), with ``mlbroker-paper``, Local,
+    Central and OASiS for comparison.  The paper's instances (T = 50 .. 100, R = 15) are far
+    beyond an exact MILP, so the cells use the ``"small"`` preset's settings (R = 5, T = 5 .. 25,
+    1-4 jobs per slot, up to 100 jobs): :func:`~clusteropt.models.broker.broker_offline_optimum`
+    (HiGHS, gap 0, the hull form) is then proved optimal within ``opt_time_limit`` = 300 s
+    (measured on one core: 0.1-0.5 s up to T = 10, 4 s at T = 16 with 3 jobs a slot, 19 s at
+    T = 20 with 4; the policies 1-3 s).  The denominator (``denominator``) is the verified MILP
+    optimum where it is proved optimal (``"milp"``), else P_f with the hull (``"lp"``; the ratio
+    is then an upper bound of the true one); ``ratio_lp`` (over P_f) is reported in every cell.
+    The MILP and P_f are shared by the policies of a (params, trial) in a worker process.
 
 Every integral schedule a cell reports is verified; a cell whose schedule fails the checker, or
 whose cost differs from the checker's recount, raises (the harness records it as failed) rather
@@ -114,6 +118,7 @@ __all__ = [
     "DATA_SIZES",
     "EPSILONS",
     "INSTANCE_ROOT_SEED",
+    "MLBROKER_POLICIES",
     "PRESET_ARGS",
     "ROUNDINGS",
     "STRUCTURE_KEYS",
@@ -145,11 +150,19 @@ DEFAULT_DATA = 500.0
 EPSILONS = (0.05, 0.1, 0.5, 1.0)
 #: Roundings of ``broker-rounding`` (mlBroker's ``rounding=``).
 ROUNDINGS = ("a_round", "ir", "gr")
+#: The mlBroker policies of ``broker-cost`` and ``broker-ratio``: their options over the cell's
+#: (``price_form`` from the grid, default ``"tight"``; ``rounding_variant="package"``).
+#: ``mlbroker-paper`` is mlBroker as the paper writes it: big-M price rows in (10), A_round without
+#: the package's repair.
+MLBROKER_POLICIES: dict[str, dict[str, str]] = {
+    "mlbroker": {},
+    "mlbroker-paper": {"price_form": "bigm", "rounding_variant": "paper"},
+}
 #: Policies of ``broker-cost``; ``opt`` is P_f (9) with the hull.
-COST_POLICIES = ("mlbroker", "local", "central", "oasis", "opt")
+COST_POLICIES = ("mlbroker", "mlbroker-paper", "local", "central", "oasis", "opt")
 #: Display names of the policies.
-LABELS = {"mlbroker": "mlBroker", "local": "Local", "central": "Central", "oasis": "OASiS", "opt": "Opt (P_f)",
-          "a_round": "A_round", "ir": "IR", "gr": "GR"}
+LABELS = {"mlbroker": "mlBroker", "mlbroker-paper": "mlBroker (paper-literal)", "local": "Local",
+          "central": "Central", "oasis": "OASiS", "opt": "Opt (P_f)", "a_round": "A_round", "ir": "IR", "gr": "GR"}
 _REL = 1e-6
 
 
@@ -214,13 +227,23 @@ def _check(inst, schedule, what: str, reported: float | None = None):
     return check
 
 
+def _mlbroker_options(params: dict[str, Any], policy: str) -> dict[str, str]:
+    """An mlBroker policy's options in a ``broker-cost`` / ``broker-ratio`` cell (:data:`MLBROKER_POLICIES`)."""
+    return {"price_form": str(params.get("price_form", "tight")), "rounding_variant": "package",
+            **MLBROKER_POLICIES[policy]}
+
+
 def _verified_run(inst, policy: str, seed: int, **options):
-    """Run an integral policy over the horizon and check it: ``(run, check, run_s, verify_s)``."""
+    """Run an integral policy over the horizon and check it: ``(run, check, run_s, verify_s)``.
+
+    ``policy`` may be one of :data:`MLBROKER_POLICIES` (mlBroker with ``options``).
+    """
     from clusteropt.online import run_online
     from clusteropt.online.broker import make_policy
 
     start = time.perf_counter()
-    run = run_online(make_policy(policy, **options), inst, horizon=inst.horizon, seed=seed)
+    built = make_policy("mlbroker" if policy in MLBROKER_POLICIES else policy, **options)
+    run = run_online(built, inst, horizon=inst.horizon, seed=seed)
     run_s = time.perf_counter() - start
     start = time.perf_counter()
     check = _check(inst, run.schedule, f"{policy} {options}" if options else policy, run.total_cost)
@@ -242,6 +265,11 @@ def _fractional_totals(run) -> dict[str, float]:
 
 def _inaccurate(run) -> int:
     return sum(str(d.get("status", "optimal")).lower() != "optimal" for d in run.slot_info)
+
+
+def _workers_added(run) -> int:
+    """Workers the package's repair added over an mlBroker run (slot info ``workers_added``)."""
+    return sum(int(d.get("workers_added", 0)) for d in run.slot_info)
 
 
 def _retried(run) -> int:
@@ -402,7 +430,7 @@ def run_rounding_cell(params: dict[str, Any], seed: int, policy: str) -> dict[st
         **_components(check),
         **frac,
         "ratio": rounded / frac["fractional_total"] if frac["fractional_total"] > 0 else float("nan"),
-        "workers_added": int(sum(int(d.get("workers_added", 0)) for d in run.slot_info)),
+        "workers_added": _workers_added(run),
         "mean_workers": workers / job_slots if job_slots else float("nan"),
         "price_form": price_form,
         "inaccurate_slots": _inaccurate(run),
@@ -459,8 +487,9 @@ def _rounding_dcs_table(table):
 def run_cost_cell(params: dict[str, Any], seed: int, policy: str) -> dict[str, Any]:
     """Figs. 8, 11-14: ``total`` and ``C1 .. C4`` of one algorithm (``opt``: P_f (9), hull).
 
-    Integral policies' costs are the checker's; ``verified`` (None for ``opt``); mlBroker also reports
-    ``fractional_total`` and ``price_form``; ``opt`` its LP solution's components.
+    Integral policies' costs are the checker's; ``verified`` (None for ``opt``); the mlBroker policies
+    also report ``fractional_total``, ``price_form``, ``rounding_variant`` and ``workers_added``
+    (the package's repair); ``opt`` its LP solution's components.
     """
     if policy not in COST_POLICIES:
         raise ValueError(f"policy = {policy!r}; expected one of {', '.join(COST_POLICIES)}")
@@ -470,11 +499,12 @@ def run_cost_cell(params: dict[str, Any], seed: int, policy: str) -> dict[str, A
         # an LP solution, not a schedule: nothing to verify against (8)
         return {"total": value, **parts, "lower_bound": True, "price_form": "tight", "verified": None,
                 "run_seconds": seconds}
-    options = {"price_form": str(params.get("price_form", "tight"))} if policy == "mlbroker" else {}
+    options = _mlbroker_options(params, policy) if policy in MLBROKER_POLICIES else {}
     run, check, run_s, verify_s = _verified_run(inst, policy, seed, **options)
     out: dict[str, Any] = {**_components(check), "lower_bound": False, "verified": check.ok}
-    if policy == "mlbroker":
+    if policy in MLBROKER_POLICIES:
         out.update(fractional_total=_fractional_totals(run)["fractional_total"], price_form=options["price_form"],
+                   rounding_variant=options["rounding_variant"], workers_added=_workers_added(run),
                    inaccurate_slots=_inaccurate(run), retried_slots=_retried(run))
     out.update(run_seconds=run_s, verify_seconds=verify_s)
     return out
@@ -555,7 +585,7 @@ def run_ratio_cell(params: dict[str, Any], seed: int, policy: str) -> dict[str, 
     inst = broker_instance(params)
     opt, optimal, bound, opt_s = _offline(key)
     lp, _, lp_s = _lp(key, "tight")
-    options = {"price_form": str(params.get("price_form", "tight"))} if policy == "mlbroker" else {}
+    options = _mlbroker_options(params, policy) if policy in MLBROKER_POLICIES else {}
     run, check, run_s, verify_s = _verified_run(inst, policy, seed, **options)
     total = check.total_cost
     if optimal and total < opt * (1 - _REL) - _REL:
@@ -574,7 +604,8 @@ def run_ratio_cell(params: dict[str, Any], seed: int, policy: str) -> dict[str, 
         "ratio": total / denominator if denominator > 0 else float("nan"),
         "ratio_lp": total / lp if lp > 0 else float("nan"),
         "n_jobs_actual": inst.n_jobs,
-        **({"retried_slots": _retried(run)} if policy == "mlbroker" else {}),
+        **({"retried_slots": _retried(run), "workers_added": _workers_added(run)} if policy in MLBROKER_POLICIES
+           else {}),
         "verified": check.ok,
         "run_seconds": run_s,
         "verify_seconds": verify_s,
@@ -705,7 +736,7 @@ register_experiment(
         grid={"preset": ["small"], "horizon": [5, 10, 15, 20, 25], "jobs_per_slot": [1, 2, 3, 4],
               "data_per_slot": [700.0], "opt_time_limit": [300.0], "trial": [0, 1, 2]},
         seeds=[0],
-        policies=["mlbroker", "local", "central", "oasis"],
+        policies=["mlbroker", "mlbroker-paper", "local", "central", "oasis"],
         description="cost / offline optimum of (8) (MILP where proved optimal, else P_f) vs slots and jobs per "
                     "slot, small instances",
         paper="003 Figs. 9, 10",

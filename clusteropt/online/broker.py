@@ -33,7 +33,11 @@ Policies (:data:`POLICIES`, :func:`make_policy`):
     A_fractional, then A_round (Alg. 2, :func:`clusteropt.rounding.broker.a_round`) of its
     ``y~, s~`` against the integral ``v(t - 1)`` of the run (Sec. 4-5: "carries out A_fractional
     and then A_round in each time slot").  ``rounding="ir"`` / ``"gr"`` swaps in the Sec. 6.2
-    baselines (Fig. 7).  The fractional solution's own cost is kept per slot in the info.
+    baselines (Fig. 7); ``rounding_variant="paper"`` runs the rounding exactly as the paper writes
+    it, without the package's worker repair (:data:`clusteropt.rounding.broker.ROUNDING_VARIANTS`).
+    The fractional solution's own cost is kept per slot in the info; with ``keep_trace=True`` the
+    fractional solution itself and A_round's K + 1 candidates are kept too (:func:`trace_json`,
+    ``clusteropt run --trace-fractional``).
 ``local`` -- :class:`Local`
     Sec. 6.3 ii): "dataset is processed locally in the data center where it is collected, with
     workers deployed in the data center, and the PS is randomly placed in one of the data
@@ -84,7 +88,7 @@ from clusteropt.online.driver import register_environment
 
 __all__ = ["CLARABEL_RETRIES", "POLICIES", "AFractional", "BrokerEnvironment", "BrokerObservation", "BrokerRun",
            "Central", "Local", "MlBroker", "OASiS", "SlotSolveError", "decision_cost", "make_policy",
-           "oasis_placement"]
+           "oasis_placement", "trace_json"]
 
 log = logging.getLogger(__name__)
 
@@ -264,10 +268,13 @@ class AFractional:
         is 2.59 with big-M rows and 56694 with the hull at the paper's scale; on the small preset
         mlBroker costs 3976 with big-M rows and 1008 with the hull against a MILP optimum of 981
         (``python -m benchmarks.broker`` records both).
+    keep_trace : bool
+        Keep every slot's fractional solution (all variables of (10)) in ``trace_`` for
+        :func:`trace_json` (default False: only the costs are kept).
     """
 
     def __init__(self, epsilon: float | None = None, sigma: float | None = None, solver: str = "clarabel",
-                 price_form: str = "tight", retry_options=None):
+                 price_form: str = "tight", retry_options=None, keep_trace: bool = False):
         from clusteropt.models.broker import DEFAULT_EPSILON, PRICE_FORMS
 
         epsilon = DEFAULT_EPSILON if epsilon is None else float(epsilon)
@@ -285,12 +292,20 @@ class AFractional:
                 raise TypeError(f"retry_options[{k}] is {type(opts).__name__}; expected a dict of solver options")
         self.epsilon, self.sigma, self.solver, self.price_form = epsilon, sigma, solver, price_form
         self.retry_options = retry_options
+        self.keep_trace = bool(keep_trace)
         self.name = "afractional"
+
+    def get_params(self) -> dict[str, Any]:
+        """Every parameter that shapes a run, as plain JSON values (``sigma`` resolved)."""
+        sigma = math.log(1.0 + 1.0 / self.epsilon) if self.sigma is None else float(self.sigma)
+        return {"epsilon": self.epsilon, "sigma": sigma, "price_form": self.price_form, "solver": str(self.solver),
+                "retry_options": [dict(o) for o in self.retry_options]}
 
     def reset(self, instance: BrokerInstance, rng=None) -> None:
         """Alg. 1 line 1: every ``v = 0``."""
         self.instance_ = instance
         self.v_ = np.zeros((instance.n_jobs, instance.n_dcs))
+        self.trace_: list[dict[str, Any]] = []
 
     def solve_slot(self, t: int) -> tuple[BrokerDecision, dict[str, Any]]:
         """Lines 3-5 for slot t: the fractional decision (``z = max(v - v(t - 1), 0)``) and an info dict."""
@@ -331,6 +346,10 @@ class AFractional:
         dec = decision_from_regularized(model)
         act = inst.active_mask(t)
         dec.z = np.where(act[:, None], np.maximum(dec.v - self.v_, 0.0), 0.0)
+        if self.keep_trace:
+            extra = {k: np.maximum(np.asarray(model.variables[k].value, dtype=float), 0.0)
+                     for k in ("h_a", "h_b") if k in model.variables}
+            self.trace_.append({"slot": t, "decision": dec, "extra": extra, "rounding": None})
         self.v_ = np.where(act[:, None], dec.v, 0.0)
         info = {"jobs": len(model.jobs), "status": status, "objective": float(res.objective),
                 "attempts": len(tried), "solver_options": dict(options),
@@ -353,17 +372,41 @@ class MlBroker:
     rounding : {"a_round", "ir", "gr"}
         Alg. 2 (default) or the Sec. 6.2 baselines IR / GR
         (:data:`clusteropt.rounding.broker.BROKER_ROUNDINGS`).
+    rounding_variant : {"package", "paper"}
+        ``"package"`` (default): a job the rounding leaves short of ``N_i(t)`` workers gets the
+        missing ones; ``"paper"``: the rounding exactly as written, and such a slot raises
+        :class:`~clusteropt.rounding.broker.RoundingShortError` (:func:`~clusteropt.rounding.broker.a_round`).
+    keep_trace : bool
+        Keep every slot's fractional solution and A_round's candidates (:func:`trace_json`).
     """
 
     def __init__(self, epsilon: float | None = None, sigma: float | None = None, solver: str = "clarabel",
-                 price_form: str = "tight", rounding: str = "a_round", retry_options=None):
-        from clusteropt.rounding.broker import BROKER_ROUNDINGS
+                 price_form: str = "tight", rounding: str = "a_round", retry_options=None,
+                 rounding_variant: str = "package", keep_trace: bool = False):
+        from clusteropt.rounding.broker import BROKER_ROUNDINGS, ROUNDING_VARIANTS
 
         if rounding not in BROKER_ROUNDINGS:
             raise ValueError(f"rounding = {rounding!r}; expected one of {', '.join(BROKER_ROUNDINGS)}")
-        self.fractional = AFractional(epsilon, sigma, solver, price_form, retry_options)
-        self.rounding = rounding
+        if rounding_variant not in ROUNDING_VARIANTS:
+            raise ValueError(f"rounding_variant = {rounding_variant!r}; expected one of "
+                             f"{', '.join(ROUNDING_VARIANTS)}")
+        self.fractional = AFractional(epsilon, sigma, solver, price_form, retry_options, keep_trace)
+        self.rounding, self.rounding_variant = rounding, rounding_variant
         self.name = "mlbroker" if rounding == "a_round" else f"mlbroker-{rounding}"
+
+    def get_params(self) -> dict[str, Any]:
+        """A_fractional's :meth:`AFractional.get_params` plus ``rounding``, ``rounding_variant`` and the
+        rounding's noise tolerance ``rounding_tol``.
+        """
+        from clusteropt.rounding.broker import DEFAULT_TOL
+
+        return {**self.fractional.get_params(), "rounding": self.rounding,
+                "rounding_variant": self.rounding_variant, "rounding_tol": DEFAULT_TOL}
+
+    @property
+    def trace_(self) -> list[dict[str, Any]]:
+        """The kept slots (``keep_trace=True``): fractional decision, extra variables, rounding info."""
+        return self.fractional.trace_
 
     @property
     def epsilon(self) -> float:
@@ -386,7 +429,9 @@ class MlBroker:
         frac_cost = decision_cost(inst, frac, prev_frac, t)
         t0 = time.perf_counter()
         dec, rinfo = BROKER_ROUNDINGS[self.rounding](inst, t, frac.y, frac.s, obs.prev_v, self.rng_,
-                                                     return_info=True)
+                                                     return_info=True, variant=self.rounding_variant)
+        if self.fractional.keep_trace:
+            self.fractional.trace_[-1]["rounding"] = rinfo
         info.update({f"fractional_{name}": float(c) for name, c in zip(COST_NAMES, frac_cost, strict=True)})
         info.update(round_seconds=time.perf_counter() - t0, workers_added=rinfo.workers_added)
         return dec, info
@@ -401,6 +446,10 @@ class Local:
 
     def __init__(self):
         self.name = "local"
+
+    def get_params(self) -> dict[str, Any]:
+        """No parameters."""
+        return {}
 
     def reset(self, instance: BrokerInstance, rng=None) -> None:
         """The PS draws come from ``rng``."""
@@ -436,6 +485,10 @@ class Central:
 
     def __init__(self):
         self.name = "central"
+
+    def get_params(self) -> dict[str, Any]:
+        """No parameters."""
+        return {}
 
     def reset(self, instance: BrokerInstance, rng=None) -> None:
         """No state beyond the instance."""
@@ -568,6 +621,10 @@ class OASiS:
         self.time_limit = time_limit
         self.name = "oasis"
 
+    def get_params(self) -> dict[str, Any]:
+        """``time_limit`` of each job's placement MILP."""
+        return {"time_limit": self.time_limit}
+
     def reset(self, instance: BrokerInstance, rng=None) -> None:
         """No state beyond the instance."""
         self.instance_ = instance
@@ -594,8 +651,9 @@ POLICIES = ("mlbroker", "local", "central", "oasis", "afractional")
 
 
 def make_policy(name: str, **options):
-    """A policy by name: ``mlbroker`` takes ``epsilon, sigma, solver, price_form, rounding, retry_options``;
-    ``afractional`` the same without ``rounding``; ``oasis`` ``time_limit``; the others nothing.
+    """A policy by name: ``mlbroker`` takes ``epsilon, sigma, solver, price_form, rounding, rounding_variant,
+    retry_options, keep_trace``; ``afractional`` the same without the two rounding ones; ``oasis``
+    ``time_limit``; the others nothing.
     """
     if name == "mlbroker":
         return MlBroker(**options)
@@ -608,3 +666,57 @@ def make_policy(name: str, **options):
             raise ValueError(f"policy {name!r} takes no options; got {sorted(options)}")
         return Local() if name == "local" else Central()
     raise ValueError(f"unknown policy {name!r}; expected one of {POLICIES}")
+
+
+def _by_dc(row: np.ndarray) -> dict[str, float]:
+    return {str(r): float(row[r]) for r in np.flatnonzero(row > 0)}
+
+
+def _pairs(mat: np.ndarray) -> list[list]:
+    return [[int(r), int(r2), float(mat[r, r2])] for r, r2 in np.argwhere(mat > 0)]
+
+
+def trace_json(inst: BrokerInstance, policy) -> dict[str, Any]:
+    """The fractional solution of every slot of a run made with ``keep_trace=True``, as plain JSON.
+
+    ``policy`` is the :class:`MlBroker` (or :class:`AFractional`) after the run.  Returns
+    ``{"candidates": [...], "slots": [...]}``; each slot is ``{"slot": t, "jobs": {job: {"y", "s",
+    "v": {dc: value}, "q", "g": [[r, r', value], ...]}}, "dcs": {dc: {"x", "u1", "u2" (and the hull's
+    "h_a", "h_b"): {resource: value}}}, "rounding": ...}``, zeros left out, the variables named as in
+    :func:`~clusteropt.models.broker.build_broker_regularized`.  ``"rounding"`` (mlBroker with A_round,
+    else None) holds per job the candidates of Alg. 2 lines 1-4 per DC (``{dc: [c_0, .., c_K]}``,
+    in the order of ``"candidates"``: ``Round1_y`` per resource, then ``Round2_y``; a DC is listed
+    when ``y~`` or a candidate is positive there), the drawn PS DC (lines 6-9) and the workers the
+    package's repair added (``workers_added``).  The README's mlBroker section documents every key.
+
+    Raises
+    ------
+    ValueError
+        The policy kept no trace.
+    """
+    fractional = getattr(policy, "fractional", policy)
+    if not getattr(fractional, "keep_trace", False):
+        raise ValueError("the policy kept no trace; build it with keep_trace=True")
+    res = list(inst.resources)
+    slots = []
+    for rec in fractional.trace_:
+        t, dec, rinfo = rec["slot"], rec["decision"], rec["rounding"]
+        jobs = {}
+        for i in inst.active(t).tolist():
+            jobs[str(i)] = {"y": _by_dc(dec.y[i]), "s": _by_dc(dec.s[i]), "v": _by_dc(dec.v[i]),
+                            "q": _pairs(dec.q[i]), "g": _pairs(dec.g[i])}
+        per_dc = {"x": dec.x, "u1": dec.u1, "u2": dec.u2, **rec["extra"]}
+        dcs = {str(r): {name: {res[k]: float(arr[r, k]) for k in np.flatnonzero(arr[r] > 0)}
+                        for name, arr in per_dc.items()} for r in range(inst.n_dcs)}
+        rounding = None
+        if rinfo is not None and rinfo.method == "a_round":
+            rounding = {"variant": rinfo.variant, "jobs": {}}
+            for j, i in enumerate(rinfo.jobs.tolist()):
+                cand = rinfo.candidates[:, j, :]  # (K + 1, R)
+                shown = np.flatnonzero((dec.y[i] > 0) | (cand > 0).any(axis=0))
+                rounding["jobs"][str(i)] = {"candidates": {str(r): cand[:, r].tolist() for r in shown},
+                                            "ps": int(rinfo.ps_dc[j]),
+                                            "workers_added": int(rinfo.added_workers[j])}
+        slots.append({"slot": t, "jobs": jobs, "dcs": dcs, "rounding": rounding})
+    return {"candidates": [f"Round1_y:{r}" for r in res] + ["Round2_y"], "slots": slots}
+

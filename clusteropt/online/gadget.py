@@ -12,13 +12,19 @@ Policies (:data:`POLICIES`):
     Alg. 1, temporal greedy: each slot solve problem (10) (:func:`clusteropt.models.gadget.slot_problem`)
     with a per-slot solver: ``"exact"`` (the G-VNE ILP (12)-(19), :func:`build_gvne`, through
     :func:`clusteropt.solvers.solve`; a slot that stops before optimality keeps the solver's
-    incumbent, and the gap is recorded), ``"lp-rs-mde"`` (Alg. 2 in its default, never
-    violating mode: :func:`clusteropt.rounding.gadget.lp_rs_mde`; its draws use the run's seed)
-    or ``"greedy"`` (jobs by best utility gain per worker,
-    each at the ring size with the largest gain that :func:`place_ring` can fit).  Both end with
-    a work-conserving fill (:func:`greedy_slot`): capacity the optimum of (10) leaves idle goes to
-    jobs it did not embed, at zero gain or more, which keeps the slot's allocation optimal for
-    (10) (every ``mu_i`` is non-decreasing) and lets sigmoid jobs climb towards their inflection.
+    incumbent, and the gap is recorded), ``"lp-rs-mde"`` (Alg. 2,
+    :func:`clusteropt.rounding.gadget.lp_rs_mde`; its draws use the run's seed) with
+    ``rounding="safe"`` (default: never exceeds a capacity) or ``"paper"`` (Alg. 2 lines 7-9 as
+    written, the (alpha, beta, gamma) test of Theorem 8: the kept draw may overload servers and
+    links, and every slot's record says by how much), or ``"greedy"`` (jobs by best utility gain
+    per worker, each at the ring size with the largest positive gain that :func:`place_ring` can
+    fit).
+    ``fill="greedy"`` (default) ends every slot with a work-conserving fill (:func:`greedy_slot`
+    from the slot solver's allocation): capacity the solution of (10) leaves idle goes to jobs it
+    did not embed, at zero gain or more.  It only adds workers, so the slot's gain never drops and
+    an optimum of (10) stays one (every ``mu_i`` is non-decreasing); it lets sigmoid jobs far
+    below their inflection, whose gain this slot underflows to 0, climb towards it.
+    ``fill="none"`` is Alg. 1 exactly as written: the slot solver's solution of (10), nothing added.
 ``fifo``, ``drf``, ``las``
     Sec. VI-2: fixed worker counts (``N_i``, capped by the budget left), gang placement with the
     greedy ring placement, jobs in the order of arrival (FIFO; Hadoop / Spark), of ascending
@@ -42,8 +48,9 @@ from clusteropt.algorithms.gadget.placement import Residual
 from clusteropt.instances.gadget import GadgetInstance
 from clusteropt.online.driver import register_environment
 
-__all__ = ["POLICIES", "Baseline", "Gadget", "GadgetEnvironment", "GadgetObservation", "GadgetRun",
-           "future_density", "greedy_slot", "make_policy"]
+__all__ = ["CAPACITY_CONSTRAINTS", "FILLS", "POLICIES", "ROUNDINGS", "SLOT_SOLVERS", "Baseline", "Gadget",
+           "GadgetEnvironment", "GadgetObservation", "GadgetRun", "capacity_overload", "future_density",
+           "greedy_slot", "make_policy"]
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +66,7 @@ class GadgetObservation:
 
 @dataclasses.dataclass
 class GadgetRun:
-    """A finished run: the schedule and what each slot took."""
+    """A finished run: the schedule, what each slot took and the policy's parameters."""
 
     policy: str
     schedule: GadgetSchedule
@@ -68,11 +75,13 @@ class GadgetRun:
     total_utility: float
     seconds: float
     slot_info: list[dict[str, Any]]
+    params: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def to_json_dict(self, inst: GadgetInstance) -> dict[str, Any]:
         """The run as plain JSON (the README documents the keys)."""
         return {
             "policy": self.policy,
+            "params": dict(self.params),
             "total_utility": self.total_utility,
             "utility": {str(i): float(u) for i, u in enumerate(self.utility)},
             "worker_slots": {str(i): int(z) for i, z in enumerate(self.worker_slots)},
@@ -121,8 +130,9 @@ class GadgetEnvironment:
         """The :class:`GadgetRun` so far (utility from the instance's utility of ``z``)."""
         inst = self.instance
         u = inst.utility_of(self.z)
+        params = policy.get_params() if hasattr(policy, "get_params") else {}
         return GadgetRun(getattr(policy, "name", type(policy).__name__), GadgetSchedule(list(self.slots)),
-                         self.z.copy(), u, float(u.sum()), self._seconds, list(self.info))
+                         self.z.copy(), u, float(u.sum()), self._seconds, list(self.info), params)
 
 
 register_environment("gadget", GadgetEnvironment)
@@ -134,48 +144,105 @@ class Gadget:
     Parameters
     ----------
     slot_solver : {"exact", "lp-rs-mde", "greedy"}
+    fill : {"greedy", "none"}
+        ``"greedy"`` (default): the work-conserving fill after the slot solver; ``"none"``: Alg. 1
+        as written (module docstring).
+    rounding : {"safe", "paper"}
+        Alg. 2's rounding for ``"lp-rs-mde"`` (:func:`clusteropt.rounding.gadget.lp_rs_mde`);
+        ``"paper"`` with another slot solver is refused.
     form : {"auto", "flow", "tree"}
-        The G-VNE form for ``"exact"`` (:func:`clusteropt.models.gadget.build_gvne`).
+        The G-VNE form for ``"exact"`` and of the ring-selection LP of ``"lp-rs-mde"``
+        (:func:`clusteropt.models.gadget.build_gvne`).
     solver : str
-        MILP solver name for ``"exact"`` (default HiGHS).
+        MILP solver name for ``"exact"``, LP solver for ``"lp-rs-mde"`` (default HiGHS).
     time_limit : float, optional
         Seconds per slot for ``"exact"``; a slot stopped by it keeps the incumbent (its gap is in
         the run's ``slot_info``); a slot without any solution raises.
+    mip_gap : float, optional
+        Relative MIP gap for ``"exact"`` (default: the solver's).
+    rounds, alpha, epsilon
+        ``u_b``, ``alpha`` and Theorem 8's ``epsilon`` of the paper rounding
+        (:func:`clusteropt.rounding.gadget.round_paper`).
+    samples, passes
+        Of the safe rounding (:func:`clusteropt.rounding.gadget.round_safe`).
     """
 
     name = "gadget"
 
-    def __init__(self, slot_solver: str = "greedy", *, form: str = "auto", solver: str | None = None,
-                 time_limit: float | None = None, mip_gap: float | None = None):
+    def __init__(self, slot_solver: str = "greedy", *, fill: str = "greedy", rounding: str = "safe",
+                 form: str = "auto", solver: str | None = None, time_limit: float | None = None,
+                 mip_gap: float | None = None, rounds: int = 100, alpha: float = 1 / 3,
+                 epsilon: float | None = None, samples: int = 8, passes: int = 5):
         self.slot_solver = slot_solver
+        self.fill = fill
+        self.rounding = rounding
         self.form = form
         self.solver = solver
         self.time_limit = time_limit
         self.mip_gap = mip_gap
+        self.rounds = rounds
+        self.alpha = alpha
+        self.epsilon = epsilon
+        self.samples = samples
+        self.passes = passes
+
+    def get_params(self) -> dict[str, Any]:
+        """Every parameter that shapes a run, ``None`` where it does not apply to the slot solver.
+
+        >>> Gadget("greedy", fill="none").get_params()["fill"], Gadget().get_params()["solver"]
+        ('none', None)
+        """
+        exact, lp = self.slot_solver == "exact", self.slot_solver == "lp-rs-mde"
+        paper, safe = lp and self.rounding == "paper", lp and self.rounding != "paper"
+        solver = (self.solver or "highs") if exact or lp else None
+        return {
+            "slot_solver": self.slot_solver,
+            "fill": self.fill,
+            "rounding": self.rounding if lp else None,
+            "form": self.form if exact or lp else None,
+            "solver": solver,
+            "time_limit": self.time_limit if exact else None,
+            "mip_gap": self.mip_gap if exact else None,
+            "rounds": self.rounds if paper else None,
+            "alpha": self.alpha if paper else None,
+            "epsilon": self.epsilon if paper else None,
+            "samples": self.samples if safe else None,
+            "passes": self.passes if safe else None,
+        }
 
     def reset(self, instance: GadgetInstance, rng=None) -> None:
-        """Check the slot solver, cache the cluster's paths, keep the generator of the rounding."""
+        """Check the parameters, cache the cluster's paths, keep the generator of the rounding."""
         if self.slot_solver not in SLOT_SOLVERS:
             raise ValueError(f"slot_solver = {self.slot_solver!r}; expected one of {sorted(SLOT_SOLVERS)}")
+        if self.fill not in FILLS:
+            raise ValueError(f"fill = {self.fill!r}; expected one of {FILLS}")
+        if self.rounding not in ROUNDINGS:
+            raise ValueError(f"rounding = {self.rounding!r}; expected one of {ROUNDINGS}")
+        if self.rounding == "paper" and self.slot_solver != "lp-rs-mde":
+            raise ValueError(f"rounding = 'paper' is Alg. 2's rounding: a mode of slot_solver 'lp-rs-mde', "
+                             f"not of {self.slot_solver!r}")
         self.instance_ = instance
         self.paths_ = instance.cluster.paths()
         self.rng_ = np.random.default_rng(rng)
 
     def step(self, t: int, obs: GadgetObservation):
-        """Solve problem (10) of slot t."""
+        """Solve problem (10) of slot t (and fill, unless ``fill="none"``)."""
         from clusteropt.models.gadget import slot_problem
 
         problem = slot_problem(self.instance_, t, obs.z_prev)
-        return SLOT_SOLVERS[self.slot_solver](self, problem)
+        alloc, info = SLOT_SOLVERS[self.slot_solver](self, problem)
+        return alloc, {"active": problem.jobs.tolist(), **info}
 
 
 def _exact(policy: Gadget, problem):
     from clusteropt.models.gadget import allocation_from_solution, build_gvne
+    from clusteropt.rounding.gadget import slot_gain
     from clusteropt.solvers import solve
 
     inst = problem.inst
     if problem.jobs.size == 0:
-        return SlotAllocation.empty(inst.n_jobs, inst.cluster.n_servers), {"jobs": 0}
+        empty = SlotAllocation.empty(inst.n_jobs, inst.cluster.n_servers)
+        return empty, {"jobs": 0, "gain": 0.0, "fill_gain": 0.0}
     t0 = time.perf_counter()
     model = build_gvne(problem, form=policy.form)
     build = time.perf_counter() - t0
@@ -186,26 +253,41 @@ def _exact(policy: Gadget, problem):
     if res.termination.name != "OPTIMAL":
         log.warning("slot %d: G-VNE ILP stopped with %s, gap %s; keeping the incumbent", problem.t,
                     res.termination.name, res.gap)
-    start = allocation_from_solution(problem, model, paths=policy.paths_)
-    alloc, fill_gain = greedy_slot(problem, start=start, paths=policy.paths_)
-    return alloc, {"fill_gain": fill_gain, "jobs": int(problem.jobs.size), "objective": res.objective,
-                   "bound": res.bound,
+    alloc = allocation_from_solution(problem, model, paths=policy.paths_)
+    fill_gain = 0.0
+    if policy.fill == "greedy":
+        alloc, fill_gain = greedy_slot(problem, start=alloc, paths=policy.paths_)
+    return alloc, {"jobs": int(problem.jobs.size), "objective": res.objective, "bound": res.bound, "gap": res.gap,
+                   "gain": slot_gain(problem, alloc), "fill_gain": fill_gain,
                    "termination": res.termination.name, "build_s": build, "solve_s": res.solve_seconds}
 
 
 def _lp_rs_mde(policy: Gadget, problem):
     from clusteropt.rounding.gadget import lp_rs_mde
 
-    return lp_rs_mde(problem, rng=policy.rng_, form=policy.form, solver=policy.solver, paths=policy.paths_)
+    alloc, info = lp_rs_mde(problem, rng=policy.rng_, form=policy.form, solver=policy.solver,
+                            rounding=policy.rounding, samples=policy.samples, passes=policy.passes,
+                            rounds=policy.rounds, alpha=policy.alpha, epsilon=policy.epsilon,
+                            fill=policy.fill == "greedy", paths=policy.paths_)
+    info.setdefault("fill_gain", 0.0)
+    return alloc, {**info, "gain": info.get("objective", 0.0)}
 
 
 def _greedy(policy: Gadget, problem):
-    alloc, gain = greedy_slot(problem, paths=policy.paths_)
-    return alloc, {"jobs": int(problem.jobs.size), "objective": gain}
+    alloc, gain = greedy_slot(problem, paths=policy.paths_, zero_gain=False)
+    fill_gain = 0.0
+    if policy.fill == "greedy":
+        alloc, fill_gain = greedy_slot(problem, start=alloc, paths=policy.paths_)
+    return alloc, {"jobs": int(problem.jobs.size), "objective": gain, "gain": gain + fill_gain,
+                   "fill_gain": fill_gain}
 
 
 #: Per-slot solvers of :class:`Gadget`.
 SLOT_SOLVERS = {"exact": _exact, "greedy": _greedy, "lp-rs-mde": _lp_rs_mde}
+#: ``fill`` values of :class:`Gadget`: the work-conserving greedy fill, or none (Alg. 1 as written).
+FILLS = ("greedy", "none")
+#: ``rounding`` values of :class:`Gadget` (its ``"lp-rs-mde"`` slot solver).
+ROUNDINGS = ("safe", "paper")
 
 
 class Baseline:
@@ -216,6 +298,10 @@ class Baseline:
             raise ValueError(f"order = {order!r}; expected 'fifo', 'drf' or 'las'")
         self.order = order
         self.name = order
+
+    def get_params(self) -> dict[str, Any]:
+        """The order and the fixed worker count (``N_i``, capped by the budget left)."""
+        return {"order": self.order, "workers": "N_i"}
 
     def reset(self, instance: GadgetInstance, rng=None) -> None:
         """Fixed worker counts ``N_i`` and each job's dominant share of its request."""
@@ -241,7 +327,7 @@ class Baseline:
         res = Residual.full(inst.cluster, self.paths_)
         for i in active[key].tolist():
             place_job(inst, res, alloc, i, int(min(inst.max_workers[i], left[i])))
-        return alloc, {"jobs": int(active.size)}
+        return alloc, {"active": active.tolist(), "jobs": int(active.size)}
 
 
 #: Policy names of :func:`make_policy`.
@@ -249,7 +335,9 @@ POLICIES = ("gadget", "fifo", "drf", "las")
 
 
 def make_policy(name: str, **options):
-    """A policy by name: ``gadget`` takes ``slot_solver``, ``form``, ``solver``, ``time_limit``."""
+    """A policy by name: ``gadget`` takes the parameters of :class:`Gadget` (``slot_solver``,
+    ``fill``, ``rounding``, ``form``, ``solver``, ``time_limit``, ``mip_gap``, ...).
+    """
     if name == "gadget":
         return Gadget(**options)
     if name in ("fifo", "drf", "las"):
@@ -257,3 +345,28 @@ def make_policy(name: str, **options):
             raise ValueError(f"policy {name!r} takes no options; got {sorted(options)}")
         return Baseline(name)
     raise ValueError(f"unknown policy {name!r}; expected one of {POLICIES}")
+
+
+#: Constraint labels of :mod:`clusteropt.verify.gadget` that Alg. 2's paper rounding (lines 7-9,
+#: Theorem 8) may violate: the capacities, nothing else.
+CAPACITY_CONSTRAINTS = ("(4) server capacity", "(8)/(19) link bandwidth")
+
+
+def capacity_overload(inst: GadgetInstance, check) -> dict[str, Any]:
+    """Capacity violations of a checked schedule (:func:`clusteropt.verify.check_gadget_schedule`),
+    from the checker's loads alone: ``capacity_violations`` (its violations of
+    :data:`CAPACITY_CONSTRAINTS`), ``overloaded_slots`` (slots with one) and ``max_load_ratio``
+    (the largest load / capacity over slots, servers, resources and links; ``inf`` for a load on
+    a capacity of 0).
+    """
+    cl = inst.cluster
+    count = sum(v.constraint in CAPACITY_CONSTRAINTS for v in check.violations)
+    node, link = np.asarray(check.server_load, dtype=float), np.asarray(check.link_load, dtype=float)
+    over = (node > cl.capacity[None] + 1e-9).any(axis=(1, 2)) | (link > cl.bandwidth[None] + 1e-9).any(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        nr = np.where(cl.capacity[None] > 0, node / np.where(cl.capacity > 0, cl.capacity, 1)[None],
+                      np.where(node > 0, np.inf, 0.0))
+        lr = np.where(cl.bandwidth[None] > 0, link / np.where(cl.bandwidth > 0, cl.bandwidth, 1)[None],
+                      np.where(link > 0, np.inf, 0.0))
+    worst = max(float(nr.max(initial=0.0)), float(lr.max(initial=0.0)))
+    return {"capacity_violations": int(count), "overloaded_slots": int(over.sum()), "max_load_ratio": worst}

@@ -36,6 +36,11 @@ Each function turns one slot's fractional placement, ``y~_i^r(t)`` workers and t
    current amounts, plus ``c_i`` if job i is not deployed in r now nor in ``t - 1``, plus
    ``d^{r r_i} B_i`` (C4), plus ``P_i min_{r0: D_i^{r0} > 0} d^{r0 r}`` (an estimate of C1 for
    the data the worker takes); ties go to the lowest DC.  ``info.added_workers`` counts them.
+   This step is the package's: Alg. 2 has none.  ``variant="paper"`` runs the roundings exactly as
+   the paper writes them, without it: a job left short of ``N_i`` then has no feasible ``q`` at
+   line 10, and the call raises :class:`RoundingShortError` naming the job (measured: on the
+   experiments' instances ``A_round``'s fix never fired, so both variants return the same
+   decisions there; README, mlBroker).
 2. ``q``: the transportation LP minimizing C1 (Eq. (1)) under (8a), (8b), all jobs at once
    (the jobs do not interact: one block per job), over the arcs ``r -> r'`` with ``D_i^r > 0``
    and ``ybar_i^{r'} > 0`` (the other ``q`` are 0 in every solution).  The capacity rows use
@@ -94,15 +99,28 @@ if TYPE_CHECKING:
 
     from clusteropt.instances.broker import BrokerInstance
 
-__all__ = ["BROKER_ROUNDINGS", "TRANSPORT_BUILDERS", "BrokerRoundingInfo", "a_round", "build_transport_model",
-           "complete_placement", "greedy_round", "independent_round", "round1_y", "round2_y", "sample_ps"]
+__all__ = ["BROKER_ROUNDINGS", "DEFAULT_TOL", "ROUNDING_VARIANTS", "TRANSPORT_BUILDERS", "BrokerRoundingInfo",
+           "RoundingShortError", "a_round", "build_transport_model", "complete_placement", "greedy_round",
+           "independent_round", "round1_y", "round2_y", "sample_ps"]
 
 log = logging.getLogger(__name__)
 
 #: ``builder`` values of the completion's transportation LP.
 TRANSPORT_BUILDERS = ("auto", "matrix", "pyomo")
+#: ``variant`` values of the roundings: ``"package"`` adds missing workers (module docstring,
+#: Completion 1), ``"paper"`` is Alg. 2 as written (a job left short raises :class:`RoundingShortError`).
+ROUNDING_VARIANTS = ("package", "paper")
+#: Default solver-noise tolerance of the roundings (module docstring): within it of an integer is that integer.
+DEFAULT_TOL = 1e-6
 #: Relative slack on the LP's capacity rows ``P_i ybar_i^{r'}`` (module docstring, Completion 2).
 _CAP_SLACK = 1e-9
+
+
+class RoundingShortError(RuntimeError):
+    """``variant="paper"``: the rounding left an active job with fewer than ``N_i(t)`` workers, so
+    (8a)/(8b) have no solution ``q`` and Alg. 2 line 10 cannot complete (the package variant adds
+    the missing workers instead; module docstring, Completion 1).
+    """
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -139,6 +157,8 @@ class BrokerRoundingInfo:
         The transportation LP's result (None when no job has data to move).
     round_seconds, lp_seconds, total_seconds : float
         Rounding (lines 1-9 and the fix), the LP (build, hand-off and solve), the whole call.
+    variant : str
+        ``"package"`` or ``"paper"`` (:data:`ROUNDING_VARIANTS`).
     """
 
     method: str
@@ -155,6 +175,7 @@ class BrokerRoundingInfo:
     round_seconds: float
     lp_seconds: float
     total_seconds: float
+    variant: str = "package"
 
     @property
     def workers_added(self) -> int:
@@ -415,6 +436,18 @@ def _add_missing_workers(inst: BrokerInstance, t: int, jobs: np.ndarray, y: np.n
     return y, added
 
 
+def _refuse_short(inst: BrokerInstance, t: int, jobs: np.ndarray, y: np.ndarray, method: str) -> None:
+    """``variant="paper"``: raise :class:`RoundingShortError` when a job has fewer than ``N_i(t)`` workers."""
+    need = _required(inst, t, jobs)
+    short = np.flatnonzero(y.sum(axis=1) < need)
+    if short.size:
+        j = int(short[0])
+        raise RoundingShortError(
+            f"slot {t}: {method} as the paper writes it (variant='paper') left job {int(jobs[j])} with "
+            f"{int(y[j].sum())} workers; (8a)/(8b) need N_i(t) = {int(need[j])}, so Alg. 2 line 10 has no "
+            f"feasible q ({short.size} job(s) short); variant='package' adds the missing workers")
+
+
 def _arcs(inst: BrokerInstance, t: int, jobs: np.ndarray, y: np.ndarray):
     """Arcs ``(j, r, r')`` of the transportation LP: ``D_i^r > 0``, ``y_i^{r'} > 0`` (row j = job jobs[j])."""
     data = inst.slot_data(t)[jobs]
@@ -524,7 +557,7 @@ def _solve_q(inst: BrokerInstance, t: int, jobs: np.ndarray, y: np.ndarray, solv
 
 def _complete(inst: BrokerInstance, t: int, jobs: np.ndarray, y_frac: np.ndarray, y: np.ndarray,
               candidates: np.ndarray, ps: np.ndarray, prev: np.ndarray, *, method: str, solver: str, builder: str,
-              tol: float, t_start: float, return_info: bool):
+              tol: float, t_start: float, return_info: bool, variant: str = "package"):
     """Alg. 2 line 10 for rounded ``y`` (J, R) and PS DCs ``ps``; builds the decision (and the info)."""
     n_jobs, n_dcs = inst.n_jobs, inst.n_dcs
     data = inst.slot_data(t)[jobs]
@@ -534,7 +567,11 @@ def _complete(inst: BrokerInstance, t: int, jobs: np.ndarray, y_frac: np.ndarray
     if input_short:
         log.warning("slot %d: %d of %d active jobs have sum_r P_i y~_i^r < sum_r D_i^r (the fractional input "
                     "breaks the relaxed (8a)/(8b))", t, input_short, jobs.size)
-    y, added = _add_missing_workers(inst, t, jobs, y, ps, prev)
+    if variant == "paper":
+        _refuse_short(inst, t, jobs, y, method)
+        added = np.zeros(jobs.size, dtype=np.int64)
+    else:
+        y, added = _add_missing_workers(inst, t, jobs, y, ps, prev)
     t_fix = time.perf_counter()
     q, lp = _solve_q(inst, t, jobs, y, solver, builder)
     t_lp = time.perf_counter()
@@ -561,7 +598,7 @@ def _complete(inst: BrokerInstance, t: int, jobs: np.ndarray, y_frac: np.ndarray
                               candidate_costs=cand_costs, candidate_short=cand_short, ps_dc=ps,
                               added_workers=added, input_short=input_short, costs=MappingProxyType(costs), lp=lp,
                               round_seconds=t_fix - t_start,
-                              lp_seconds=t_lp - t_fix, total_seconds=t_end - t_start)
+                              lp_seconds=t_lp - t_fix, total_seconds=t_end - t_start, variant=variant)
     return decision, info
 
 
@@ -627,6 +664,12 @@ def _builder(solver: str, builder: str) -> str:
     return builder
 
 
+def _variant(variant: str) -> str:
+    if variant not in ROUNDING_VARIANTS:
+        raise ValueError(f"variant = {variant!r}; expected one of {', '.join(ROUNDING_VARIANTS)}")
+    return variant
+
+
 def _prepare(inst: BrokerInstance, t: int, y_frac, s_frac, prev_v, tol: float, solver: str, builder: str):
     """Validated inputs: ``(jobs, y~ (J, R), s~ (J, R) normalised, prev_v (I, R) binary, tol, builder)``."""
     jobs = inst.active(t)  # validates t
@@ -642,7 +685,8 @@ def _prepare(inst: BrokerInstance, t: int, y_frac, s_frac, prev_v, tol: float, s
 
 
 def a_round(inst: BrokerInstance, t: int, y_frac, s_frac, prev_v=None, rng=None, *, solver: str = "highs",
-            builder: str = "auto", tol: float = 1e-6, return_info: bool = False):
+            builder: str = "auto", tol: float = DEFAULT_TOL, return_info: bool = False,
+            variant: str = "package"):
     """``A_round`` (Alg. 2): dependent rounding of ``y~``, PS drawn from ``s~``, the rest by LP and closed form.
 
     Lines 1-3: ``Round1_y`` (Alg. 3, :func:`round1_y`) per resource k with ``omega_i = n_{i,k}``;
@@ -673,6 +717,13 @@ def a_round(inst: BrokerInstance, t: int, y_frac, s_frac, prev_v=None, rng=None,
         Solver-noise tolerance (module docstring), default 1e-6.
     return_info : bool, keyword-only
         Also return a :class:`BrokerRoundingInfo`.
+    variant : {"package", "paper"}, keyword-only
+        ``"package"`` (default): a job left short of ``N_i(t)`` workers gets the missing ones
+        (module docstring, Completion 1; for ``A_round`` only on input that breaks the relaxed
+        (8a)/(8b) or within ``tol`` of it).  ``"paper"``: Alg. 2 exactly as written, with no such
+        step; a short job raises :class:`RoundingShortError`.  Zero weights ``n_{i,k} = 0``, for
+        which Alg. 3's ratio ``omega_{i2} / omega_{i1}`` is undefined, take the limit of lines
+        10-15 in both variants (:func:`round1_y`).
 
     Returns
     -------
@@ -689,6 +740,8 @@ def a_round(inst: BrokerInstance, t: int, y_frac, s_frac, prev_v=None, rng=None,
         (all before any draw).
     clusteropt.solvers.NotOptimalError
         The LP for ``q`` did not solve to optimality.
+    RoundingShortError
+        ``variant="paper"`` and a job was left with fewer than ``N_i(t)`` workers.
 
     References
     ----------
@@ -710,6 +763,7 @@ def a_round(inst: BrokerInstance, t: int, y_frac, s_frac, prev_v=None, rng=None,
     (True, 0)
     """
     t0 = time.perf_counter()
+    variant = _variant(variant)
     jobs, y, s, prev, tol, builder = _prepare(inst, t, y_frac, s_frac, prev_v, tol, solver, builder)
     rng = np.random.default_rng(rng)
     cands = [round1_y(y, inst.worker_demand[jobs, k], rng, tol=tol) for k in range(inst.n_resources)]  # 1-3
@@ -718,11 +772,12 @@ def a_round(inst: BrokerInstance, t: int, y_frac, s_frac, prev_v=None, rng=None,
     ybar = candidates.max(axis=0)  # line 5
     ps = sample_ps(s, rng)  # lines 6-9
     return _complete(inst, t, jobs, y, ybar, candidates, ps, prev, method="a_round", solver=solver,
-                     builder=builder, tol=tol, t_start=t0, return_info=return_info)
+                     builder=builder, tol=tol, t_start=t0, return_info=return_info, variant=variant)
 
 
 def independent_round(inst: BrokerInstance, t: int, y_frac, s_frac, prev_v=None, rng=None, *,
-                      solver: str = "highs", builder: str = "auto", tol: float = 1e-6, return_info: bool = False):
+                      solver: str = "highs", builder: str = "auto", tol: float = DEFAULT_TOL,
+                      return_info: bool = False, variant: str = "package"):
     """IR (Sec. 6.2): each ``y~_i^r`` to the nearest integer, the PS drawn from ``s~_i`` as in ``A_round``.
 
     "*Independent Rounding (IR)*, which rounds each ``y_i^r(t)`` to the nearest integer (e.g.,
@@ -730,20 +785,23 @@ def independent_round(inst: BrokerInstance, t: int, y_frac, s_frac, prev_v=None,
     Sec. 6.2).  Halves go up (``floor(y + 1/2)``); values within ``tol`` of an integer are that
     integer.  The PS uses Alg. 2 lines 6-9 (:func:`sample_ps`, the only random draw).  Nearest
     rounding can leave a job short of ``N_i`` workers; the completion (module docstring) adds them
-    and counts them in ``info.added_workers``.  Parameters, returns and raises as :func:`a_round`.
+    and counts them in ``info.added_workers`` (``variant="paper"``: raises :class:`RoundingShortError`
+    instead).  Parameters, returns and raises as :func:`a_round`.
     """
     t0 = time.perf_counter()
+    variant = _variant(variant)
     jobs, y, s, prev, tol, builder = _prepare(inst, t, y_frac, s_frac, prev_v, tol, solver, builder)
     rng = np.random.default_rng(rng)
     integral, base = _snap(y, tol)
     ybar = np.where(integral, base, np.floor(y + 0.5)).astype(np.int64)
     ps = sample_ps(s, rng)
     return _complete(inst, t, jobs, y, ybar, ybar[None], ps, prev, method="ir", solver=solver, builder=builder,
-                     tol=tol, t_start=t0, return_info=return_info)
+                     tol=tol, t_start=t0, return_info=return_info, variant=variant)
 
 
 def greedy_round(inst: BrokerInstance, t: int, y_frac, s_frac, prev_v=None, rng=None, *, solver: str = "highs",
-                 builder: str = "auto", tol: float = 1e-6, return_info: bool = False):
+                 builder: str = "auto", tol: float = DEFAULT_TOL, return_info: bool = False,
+                 variant: str = "package"):
     """GR (Sec. 6.2): each ``y~_i^r`` rounded up, the PS where ``s~_i`` is largest.
 
     "*Greedy Rounding (GR)*, which rounds up ``y_i^r(t)`` (e.g., 2.2 to 3) and assigns
@@ -753,12 +811,13 @@ def greedy_round(inst: BrokerInstance, t: int, y_frac, s_frac, prev_v=None, rng=
     share one signature) and not used.  Parameters, returns and raises as :func:`a_round`.
     """
     t0 = time.perf_counter()
+    variant = _variant(variant)
     jobs, y, s, prev, tol, builder = _prepare(inst, t, y_frac, s_frac, prev_v, tol, solver, builder)
     integral, base = _snap(y, tol)
     ybar = np.where(integral, base, np.ceil(y)).astype(np.int64)
     ps = (s.argmax(axis=1) if jobs.size else np.zeros(0)).astype(np.int64)
     return _complete(inst, t, jobs, y, ybar, ybar[None], ps, prev, method="gr", solver=solver, builder=builder,
-                     tol=tol, t_start=t0, return_info=return_info)
+                     tol=tol, t_start=t0, return_info=return_info, variant=variant)
 
 
 #: Name -> rounding function (the three of Sec. 6.2's Fig. 7), all with :func:`a_round`'s signature.

@@ -9,17 +9,19 @@
     One draw of the randomized embedding: job i takes mapping ``omega_i^k`` with probability
     ``varphi_i^k`` (the first whose cumulative weight exceeds a uniform draw), and is rejected
     with probability ``1 - sum_k varphi_i^k``.
-:func:`round_paper` (Alg. 2 lines 7-9, Theorem 8)
+:func:`round_paper` (Alg. 2 lines 7-9, Theorem 8; ``lp_rs_mde(..., rounding="paper")``)
     Up to ``u_b`` draws until one gains at least ``alpha`` times the LP value with every node load
     within ``beta^r`` times its capacity and every link within ``gamma`` times
-    (:func:`theorem8_constants`).  Its result may exceed capacities; it says by how much.
-:func:`round_safe` (the default; what the scheduler uses)
+    (:func:`theorem8_constants`).  Its result may exceed capacities; it says by how much
+    (:func:`load_ratios` and :func:`overload` measure any allocation the same way).
+:func:`round_safe` (the default, ``rounding="safe"``)
     Never exceeds a capacity: jobs in random order draw a mapping as above and keep it only if
     it is a valid ring (Eq. (9)) and fits what is left; jobs left out draw again (``passes``);
-    the best of ``samples`` such roundings is kept, and :func:`greedy_slot` then gives the
-    capacity still idle to jobs without workers.
+    the best of ``samples`` such roundings is kept, and (with ``fill``) :func:`greedy_slot` then
+    gives the capacity still idle to jobs without workers.
 :func:`lp_rs_mde`
-    Alg. 2 end to end for one :class:`~clusteropt.models.gadget.SlotProblem`.  On tree clusters
+    Alg. 2 end to end for one :class:`~clusteropt.models.gadget.SlotProblem`, with either
+    rounding and with or without the fill.  On tree clusters
     with HiGHS its two LPs are built as matrices (:mod:`clusteropt.models.gadget_matrix`, the very
     same LPs as the Pyomo models, tested row by row); ``builder="pyomo"`` builds the Pyomo models.
 
@@ -42,9 +44,10 @@ from clusteropt.algorithms.gadget.allocation import Mapping, SlotAllocation
 from clusteropt.algorithms.gadget.greedy import greedy_slot
 from clusteropt.algorithms.gadget.placement import Residual
 
-__all__ = ["BUILDERS", "EMBED_HIGHS_OPTIONS", "SELECT_HIGHS_OPTIONS", "PaperRounding", "RingSelection",
-           "SafeRounding", "draw_mappings", "lp_rs_mde", "positive_gain", "round_paper", "round_safe",
-           "select_from_chi", "select_rings", "slot_gain", "theorem8_constants"]
+__all__ = ["BUILDERS", "EMBED_HIGHS_OPTIONS", "ROUNDINGS", "SELECT_HIGHS_OPTIONS", "PaperRounding",
+           "RingSelection", "SafeRounding", "draw_mappings", "load_ratios", "lp_rs_mde", "mappings_allocation",
+           "overload", "positive_gain", "round_paper", "round_safe", "select_from_chi", "select_rings",
+           "slot_gain", "theorem8_constants"]
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +64,8 @@ SELECT_HIGHS_OPTIONS = MappingProxyType({"solver": "simplex", "simplex_strategy"
 EMBED_HIGHS_OPTIONS = MappingProxyType({"solver": "simplex", "simplex_strategy": 1})
 #: ``builder`` values of :func:`lp_rs_mde` and :func:`select_rings`.
 BUILDERS = ("auto", "matrix", "pyomo")
+#: ``rounding`` values of :func:`lp_rs_mde`: :func:`round_safe` (default) or :func:`round_paper`.
+ROUNDINGS = ("safe", "paper")
 
 Decomposition = dict[int, list[tuple[float, Mapping]]]
 
@@ -270,7 +275,8 @@ class PaperRounding:
     ``chosen``: job -> mapping of the kept draw; ``value``: its gain (Eq. (12)); ``rounds``: draws
     made; ``accepted``: whether it passed the (alpha, beta, gamma) test (else the last draw is
     kept); ``node_ratio`` (S, R) and ``link_ratio`` (L,): load over capacity; ``violations``:
-    how many server-resource pairs and links exceed their capacity.
+    how many server-resource pairs and links exceed their capacity; ``epsilon``: Theorem 8's
+    epsilon that made ``beta`` and ``gamma`` (:func:`theorem8_constants`).
     """
 
     chosen: dict[int, Mapping]
@@ -282,6 +288,7 @@ class PaperRounding:
     gamma: float
     node_ratio: np.ndarray
     link_ratio: np.ndarray
+    epsilon: float = float("nan")
 
     @property
     def violations(self) -> int:
@@ -304,6 +311,56 @@ def _loads(inst, chosen: dict[int, Mapping]):
     return nr, lr
 
 
+def load_ratios(inst, alloc: SlotAllocation) -> tuple[np.ndarray, np.ndarray]:
+    """Load over capacity of one slot's allocation: ``(node (S, R), link (L,))``.
+
+    Node load ``sum_i l_i^r y_is`` (Eq. (4)), link load ``b_i`` for every time a link is on job
+    i's ring paths (Eq. (19)); a load on a capacity of 0 is ``inf``.  Read from the allocation
+    alone, as :func:`clusteropt.verify.check_gadget_allocation` does.
+    """
+    cl = inst.cluster
+    w = np.asarray(alloc.workers, dtype=float)
+    node = w.T @ np.asarray(inst.per_worker, dtype=float)
+    link = np.zeros(cl.n_links)
+    for i, ring in alloc.rings.items():
+        for p in ring.paths:
+            np.add.at(link, list(p), float(inst.bandwidth[i]))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        nr = np.where(cl.capacity > 0, node / np.where(cl.capacity > 0, cl.capacity, 1),
+                      np.where(node > 0, np.inf, 0))
+        lr = np.where(cl.bandwidth > 0, link / np.where(cl.bandwidth > 0, cl.bandwidth, 1),
+                      np.where(link > 0, np.inf, 0))
+    return nr, lr
+
+
+def overload(inst, alloc: SlotAllocation, *, tol: float = 1e-9) -> tuple[int, float]:
+    """``(violations, max_load_ratio)`` of one slot: the server-resource pairs and links loaded
+    beyond capacity (ratio above ``1 + tol``) and the largest load / capacity (0 when idle).
+
+    >>> from clusteropt.instances.gadget import gadget_preset
+    >>> inst = gadget_preset("tiny", jobs=2, seed=0)
+    >>> alloc = SlotAllocation.empty(2, 4)
+    >>> alloc.workers[0, 0] = int(inst.cluster.capacity[0, 0]) * 2
+    >>> overload(inst, alloc)
+    (1, 2.0)
+    """
+    nr, lr = load_ratios(inst, alloc)
+    count = int((nr > 1 + tol).sum() + (lr > 1 + tol).sum())
+    worst = max(float(nr.max(initial=0.0)), float(lr.max(initial=0.0)))
+    return count, worst
+
+
+def mappings_allocation(inst, chosen: dict[int, Mapping]) -> SlotAllocation:
+    """The :class:`SlotAllocation` of chosen mappings (job -> ``omega_i^k``): their workers and rings."""
+    alloc = SlotAllocation.empty(inst.n_jobs, inst.cluster.n_servers)
+    for i, mp in chosen.items():
+        for s, n in mp.workers:
+            alloc.workers[i, s] = n
+        if mp.ring is not None:
+            alloc.rings[i] = mp.ring
+    return alloc
+
+
 def round_paper(problem, decomposition: Decomposition, lp_value: float, *, rng=None, rounds: int = 100,
                 alpha: float = 1 / 3, epsilon: float | None = None) -> PaperRounding:
     """Alg. 2 lines 7-9: draw until a draw gains ``>= alpha * lp_value`` with loads within
@@ -316,7 +373,7 @@ def round_paper(problem, decomposition: Decomposition, lp_value: float, *, rng=N
     if rounds < 1:
         raise ValueError(f"rounds = {rounds}; expected >= 1 (u_b)")
     rng = np.random.default_rng(rng)
-    beta, gamma, _ = theorem8_constants(problem, decomposition, epsilon=epsilon)
+    beta, gamma, eps = theorem8_constants(problem, decomposition, epsilon=epsilon)
     chosen, nr, lr, value = {}, None, None, 0.0
     for n in range(1, rounds + 1):
         chosen = draw_mappings(decomposition, rng)
@@ -325,8 +382,8 @@ def round_paper(problem, decomposition: Decomposition, lp_value: float, *, rng=N
         ok = (value >= alpha * lp_value - 1e-9 and bool(np.all(nr <= beta[None, :] + 1e-9))
               and bool(np.all(lr <= gamma + 1e-9)))
         if ok:
-            return PaperRounding(chosen, value, n, True, alpha, beta, gamma, nr, lr)
-    return PaperRounding(chosen, value, rounds, False, alpha, beta, gamma, nr, lr)
+            return PaperRounding(chosen, value, n, True, alpha, beta, gamma, nr, lr, eps)
+    return PaperRounding(chosen, value, rounds, False, alpha, beta, gamma, nr, lr, eps)
 
 
 @dataclasses.dataclass
@@ -392,23 +449,30 @@ def round_safe(problem, decomposition: Decomposition, *, rng=None, samples: int 
         if best is None or value > best[0] + 1e-12:
             best = (value, chosen)
     drawn_value, chosen = best if best is not None else (0.0, {})
-    alloc = SlotAllocation.empty(inst.n_jobs, cl.n_servers)
-    for i, mp in chosen.items():
-        for s, n in mp.workers:
-            alloc.workers[i, s] = n
-        if mp.ring is not None:
-            alloc.rings[i] = mp.ring
+    alloc = mappings_allocation(inst, chosen)
     if fill:
         alloc, _ = greedy_slot(problem, start=alloc, paths=paths)
     return SafeRounding(alloc, slot_gain(problem, alloc), drawn_value, samples)
 
 
 def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto", solver: str | None = None,
-              samples: int = 8, passes: int = 5, fill: bool = True, paths=None, builder: str = "auto"
+              rounding: str = "safe", samples: int = 8, passes: int = 5, rounds: int = 100, alpha: float = 1 / 3,
+              epsilon: float | None = None, fill: bool = True, paths=None, builder: str = "auto"
               ) -> tuple[SlotAllocation, dict[str, Any]]:
-    """Alg. 2 for one slot, default (never violating) mode: ring selection (Lemma 7), the
-    augmented LP with those sizes (:func:`build_embedding_lp`), its decomposition and
-    :func:`round_safe`.  Returns the allocation and timings / values for the record.
+    """Alg. 2 for one slot: ring selection (Lemma 7), the augmented LP with those sizes
+    (:func:`build_embedding_lp`), its decomposition and a rounding.  Returns the allocation and
+    timings / values for the record.
+
+    ``rounding="safe"`` (default): :func:`round_safe` with ``samples`` and ``passes``; never
+    exceeds a capacity.  ``rounding="paper"``: Alg. 2 lines 7-9 as written, :func:`round_paper`
+    with ``u_b = rounds``, ``alpha`` and Theorem 8's ``epsilon``, tested against the augmented
+    LP's value (the expected gain of one draw); the kept draw may overload servers and links,
+    and the info says by how much.  A drawn mapping whose ring visits a server twice
+    (:attr:`Mapping.valid` False; only the extended-graph form on non-tree clusters makes them)
+    cannot be a ring of Eq. (9): that job gets no workers from the draw (``invalid_dropped``).
+    ``fill``: then :func:`greedy_slot` gives what is still idle to jobs without workers (the
+    scheduler's work-conserving fill; ``False`` is Alg. 2 alone).  A fill never loads a server or
+    link beyond capacity, nor one the paper rounding already overloaded.
 
     Both LPs hold only the jobs that gain something (:func:`positive_gain`; same optima).
     With ``solver`` None or ``"highs"`` they go to HiGHS through their matrices, with the
@@ -423,13 +487,23 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
     Info keys: ``select_s`` (ring selection in all), ``select_build_s``, ``select_handoff_s``,
     ``select_solve_s`` (its build, hand-off to HiGHS, HiGHS's run); ``build_s``, ``handoff_s``,
     ``solve_s`` (the same for the augmented LP); ``decompose_s``, ``round_s``, ``seconds``;
-    ``select_builder``, ``builder`` (``"matrix"`` or ``"pyomo"``: what built each LP) and the values.
+    ``select_builder``, ``builder`` (``"matrix"`` or ``"pyomo"``: what built each LP) and the values:
+    ``lp_value`` (the LP relaxation of (12): an upper bound on the slot's optimum),
+    ``selected_value`` (Lemma 7's kept part), ``augmented_value``, ``drawn_value`` (the rounding's
+    gain, before the fill), ``objective`` (the slot's gain, after it), ``fill_gain`` (their
+    difference), ``rounding``, ``capacity_violations`` and ``max_load_ratio`` (:func:`overload` of
+    the allocation returned); with ``rounding="paper"`` also ``accepted``, ``draws`` (made),
+    ``beta``, ``gamma``, ``epsilon`` and ``invalid_dropped``.
     """
     from clusteropt.models.gadget_embedding import build_embedding_lp, decompose_embedding
 
+    if rounding not in ROUNDINGS:
+        raise ValueError(f"rounding = {rounding!r}; expected one of {ROUNDINGS}")
     inst = problem.inst
     info: dict[str, Any] = {"jobs": int(problem.jobs.size)}
     if problem.jobs.size == 0:
+        info.update({"rounding": rounding, "capacity_violations": 0, "max_load_ratio": 0.0, "fill_gain": 0.0,
+                     "objective": 0.0})
         return SlotAllocation.empty(inst.n_jobs, inst.cluster.n_servers), info
     paths = inst.cluster.paths() if paths is None else paths
     t0 = time.perf_counter()
@@ -466,10 +540,28 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
     aug_value, solve2, handoff2 = ((float(res2.objective), res2.solve_seconds, res2.build_seconds)
                                    if res2 is not None else (0.0, 0.0, 0.0))
     t4 = time.perf_counter()
-    rounded = round_safe(problem, decomposition, rng=rng, samples=samples, passes=passes, fill=fill, paths=paths)
+    if rounding == "safe":
+        rounded = round_safe(problem, decomposition, rng=rng, samples=samples, passes=passes, fill=fill,
+                             paths=paths)
+        alloc, value, drawn_value = rounded.allocation, rounded.value, rounded.drawn_value
+    else:
+        paper = round_paper(problem, decomposition, aug_value, rng=rng, rounds=rounds, alpha=alpha,
+                            epsilon=epsilon)
+        chosen = {i: mp for i, mp in paper.chosen.items() if mp.valid}
+        alloc = mappings_allocation(inst, chosen)
+        drawn_value = _gain_of(problem, chosen)
+        if fill:
+            alloc, _ = greedy_slot(problem, start=alloc, paths=paths)
+        value = slot_gain(problem, alloc)
+        info.update({"accepted": paper.accepted, "draws": paper.rounds, "beta": [float(b) for b in paper.beta],
+                     "gamma": float(paper.gamma), "epsilon": float(paper.epsilon),
+                     "invalid_dropped": len(paper.chosen) - len(chosen)})
     t5 = time.perf_counter()
+    violations, worst = overload(inst, alloc)
     info.update({
-        "objective": rounded.value, "drawn_value": rounded.drawn_value, "lp_value": sel.lp_value,
+        "rounding": rounding, "capacity_violations": violations, "max_load_ratio": worst,
+        "fill_gain": value - drawn_value if fill else 0.0,
+        "objective": value, "drawn_value": drawn_value, "lp_value": sel.lp_value,
         "selected_value": sel.selected_value, "augmented_value": aug_value,
         "select_builder": select_builder, "builder": "matrix" if matrix else "pyomo",
         "select_s": t1 - t0, "select_build_s": select_build,
@@ -478,4 +570,4 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
         "build_s": t2 - t1, "handoff_s": handoff2, "solve_s": solve2, "decompose_s": t4 - t3, "round_s": t5 - t4,
         "seconds": t5 - t0,
     })
-    return rounded.allocation, info
+    return alloc, info

@@ -70,6 +70,11 @@ def test_quick_cost(tmp_path):
         assert here[here.policy == "central"].C4.item() == 0  # Central keeps workers with the PS
         ml = here[here.policy == "mlbroker"]
         assert (ml.total >= ml.fractional_total * (1 - 1e-6)).all()
+        # the paper-literal mlBroker: big-M rows, A_round as written; its run needed no repair (or it would fail)
+        paper = here[here.policy == "mlbroker-paper"]
+        assert paper[["price_form", "rounding_variant"]].values.tolist() == [["bigm", "paper"]]
+        assert ml[["price_form", "rounding_variant"]].values.tolist() == [["tight", "package"]]
+        assert (paper.workers_added == 0).all() and (paper.total >= paper.fractional_total).all()
     from clusteropt.experiments.broker import _cost_table
 
     costs = _cost_table(table)
@@ -87,6 +92,8 @@ def test_quick_ratio(tmp_path):
     assert (table.lp_bound <= table.opt_value * (1 + 1e-6)).all()
     assert (table.n_jobs_actual == table.horizon * table.jobs_per_slot).all()
     assert (table.groupby(["horizon", "jobs_per_slot"]).opt_value.nunique() == 1).all()
+    assert set(table.policy) == {"mlbroker", "mlbroker-paper", "local", "central", "oasis"}
+    assert (table[table.policy.str.startswith("mlbroker")].workers_added == 0).all()
 
 
 def test_instance_matches_the_presets():

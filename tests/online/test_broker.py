@@ -17,6 +17,7 @@ from clusteropt.instances.broker import BrokerInstance, broker_preset
 from clusteropt.models.broker import broker_lp_bound, broker_offline_optimum, build_broker_milp
 from clusteropt.online import run_online
 from clusteropt.online.broker import (
+    CLARABEL_RETRIES,
     POLICIES,
     AFractional,
     BrokerEnvironment,
@@ -375,3 +376,70 @@ def test_json_holds_everything_to_recheck():
     back = BrokerSchedule.from_dict(out["schedule"])
     chk = check_broker_schedule(inst, back)
     assert chk.ok and math.isclose(chk.total_cost, run.total_cost, rel_tol=1e-9)
+
+
+# -- parameters, the paper's rounding and the fractional trace ------------------------------------------------
+
+
+def test_get_params_names_everything_that_shapes_a_run():
+    pol = make_policy("mlbroker", epsilon=0.5, price_form="bigm", rounding_variant="paper")
+    params = pol.get_params()
+    assert params["epsilon"] == 0.5 and params["sigma"] == pytest.approx(math.log(3.0))
+    assert (params["price_form"], params["rounding"], params["rounding_variant"]) == ("bigm", "a_round", "paper")
+    assert params["solver"] == "clarabel" and params["retry_options"] == [dict(o) for o in CLARABEL_RETRIES]
+    assert params["rounding_tol"] == 1e-6
+    assert make_policy("oasis", time_limit=3.0).get_params() == {"time_limit": 3.0}
+    assert make_policy("local").get_params() == make_policy("central").get_params() == {}
+    with pytest.raises(ValueError, match="rounding_variant = 'exact'"):
+        MlBroker(rounding_variant="exact")
+
+
+def test_paper_rounding_variant_runs_and_matches_the_package_when_no_repair_fires():
+    inst = broker_preset("small", seed=1)
+    a = _run(inst, "mlbroker", seed=3)
+    b = _run(inst, "mlbroker", seed=3, rounding_variant="paper")
+    assert all(d["workers_added"] == 0 for d in a.slot_info + b.slot_info)
+    assert check_broker_schedule(inst, b.schedule).ok and a.total_cost == b.total_cost
+
+
+def test_paper_rounding_variant_stops_where_a_job_is_left_short(monkeypatch):
+    from clusteropt.rounding.broker import RoundingShortError
+
+    inst = broker_preset("tiny", seed=1)
+    real = AFractional.solve_slot
+
+    def halved(self, t):  # a fractional y~ with half the capacity breaks the relaxed (8a)/(8b)
+        dec, info = real(self, t)
+        dec.y = dec.y * 0.5
+        return dec, info
+
+    monkeypatch.setattr(AFractional, "solve_slot", halved)
+    run = _run(inst, "mlbroker")  # the package repairs it
+    assert check_broker_schedule(inst, run.schedule).ok and sum(d["workers_added"] for d in run.slot_info) > 0
+    with pytest.raises(RoundingShortError, match="as the paper writes it"):
+        _run(inst, "mlbroker", rounding_variant="paper")
+
+
+def test_trace_holds_every_slots_fractional_solution_and_candidates():
+    from clusteropt.online.broker import trace_json
+
+    inst = broker_preset("small", seed=0)
+    pol = make_policy("mlbroker", keep_trace=True)
+    run = run_online(pol, inst, horizon=inst.horizon, seed=0)
+    trace = trace_json(inst, pol)
+    assert trace["candidates"] == [f"Round1_y:{r}" for r in inst.resources] + ["Round2_y"]
+    assert [s["slot"] for s in trace["slots"]] == list(range(1, inst.horizon + 1))
+    for t, (rec, frac) in enumerate(zip(trace["slots"], pol.trace_, strict=True), start=1):
+        dec = frac["decision"]
+        assert set(rec["jobs"]) == {str(i) for i in inst.active(t)}
+        for i, job in rec["jobs"].items():
+            assert job["y"] == {str(r): float(dec.y[int(i), r]) for r in np.flatnonzero(dec.y[int(i)] > 0)}
+            ybar = run.schedule.slots[t - 1].y[int(i)]
+            top = np.zeros(inst.n_dcs)
+            for r, cands in rec["rounding"]["jobs"][i]["candidates"].items():
+                assert len(cands) == inst.n_resources + 1
+                top[int(r)] = max(cands)
+            assert np.array_equal(top, ybar)  # line 5, no repair
+        assert set(rec["dcs"]["0"]) == {"x", "u1", "u2", "h_a", "h_b"}  # the hull's variables too
+    with pytest.raises(ValueError, match="keep_trace=True"):
+        trace_json(inst, make_policy("mlbroker"))

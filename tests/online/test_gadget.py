@@ -133,3 +133,140 @@ def test_run_online_finds_the_gadget_environment_in_a_fresh_interpreter():
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "2"
+
+
+# -- issue 19: fill none / greedy, paper rounding, what a run records -------------------------------
+
+
+def _blocking_instance():
+    """Two servers (2 and 1 GPUs) behind one switch with 1 Gbps links.  Job 0 gains only from a
+    3-ring (its 1- and 2-worker gains underflow to 0), which needs both servers and 5 Gbps: it
+    never fits.  Job 1 (b = 0) gains more from 2 workers than from 1.  A greedy that let job 0
+    take a zero-gain 2-worker ring on server 0 first would leave job 1 only server 1.
+    """
+    from clusteropt.instances.gadget import Cluster, GadgetInstance
+
+    cl = Cluster([[2.0], [1.0]], links=[[0, 2], [2, 0], [1, 2], [2, 1]], bandwidth=[1.0] * 4, n_switches=1)
+    return GadgetInstance(cl, horizon=2, arrival=[1, 1], max_workers=[3, 2], per_worker=[[1.0], [1.0]],
+                          limit=[[10.0], [10.0]], bandwidth=[5.0, 0.0], zeta=[100.0, 1.0], utility="sigmoid",
+                          utility_params=[[100.0, 1.0, 250.0], [10.0, 0.5, 0.0]])
+
+
+def _slot(policy, inst, t=1, z_prev=None, seed=0):
+    from clusteropt.online.gadget import GadgetObservation
+
+    policy.reset(inst, seed)
+    z = np.zeros(inst.n_jobs, dtype=np.int64) if z_prev is None else np.asarray(z_prev)
+    return policy.step(t, GadgetObservation(t, z, np.flatnonzero(inst.arrival <= t)))
+
+
+def test_greedy_fill_never_lowers_the_slot_gain_of_the_greedy_slot_solver():
+    # regression: the greedy slot solver placed zero-gain rings in the same pass as the gaining
+    # ones, so the fill could take capacity a gaining job needed (here: gain 1.22 instead of 2.31)
+    inst = _blocking_instance()
+    p = slot_problem(inst, 1)
+    assert p.pi[0][1] < 1e-12 and p.pi[0][2] > 50  # job 0: only a 3-ring gains
+    none, info_none = _slot(make_policy("gadget", fill="none"), inst)
+    filled, info_fill = _slot(make_policy("gadget"), inst)
+    assert none.workers[1].sum() == 2 and none.workers[0].sum() == 0
+    assert info_fill["gain"] >= info_none["gain"] - 1e-12
+    assert info_fill["gain"] == pytest.approx(float(p.pi[1][1]))
+    np.testing.assert_array_equal(filled.workers[1], none.workers[1])  # the fill only adds
+    assert filled.workers[0].sum() == 1 and info_fill["fill_gain"] == pytest.approx(0.0, abs=1e-12)
+    for alloc in (none, filled):
+        assert check_gadget_allocation(inst, alloc, 1).ok
+
+
+@pytest.mark.parametrize("slot_solver", ["greedy", "exact", "lp-rs-mde"])
+@pytest.mark.parametrize("utility, seed", [("sigmoid", 3), ("sqrt", 5), ("log", 8)])
+def test_fill_greedy_never_has_less_gain_than_none_on_the_same_slot(slot_solver, utility, seed):
+    inst = gadget_preset("small", jobs=12, seed=seed, utility=utility, horizon=6)
+    rng = np.random.default_rng(seed)
+    z = np.where(inst.arrival <= 6, rng.integers(0, 4, inst.n_jobs), 0)
+    p = slot_problem(inst, 6, z)
+    from clusteropt.rounding.gadget import slot_gain
+
+    none, info_none = _slot(make_policy("gadget", slot_solver=slot_solver, fill="none"), inst, 6, z, seed)
+    filled, info_fill = _slot(make_policy("gadget", slot_solver=slot_solver), inst, 6, z, seed)
+    assert slot_gain(p, filled) >= slot_gain(p, none) - 1e-9
+    assert info_fill["gain"] == pytest.approx(slot_gain(p, filled))
+    assert info_none["gain"] == pytest.approx(slot_gain(p, none)) and info_none["fill_gain"] == 0.0
+    assert info_fill["gain"] == pytest.approx(info_none["gain"] + info_fill["fill_gain"])
+    placed = none.workers.sum(axis=1) > 0
+    np.testing.assert_array_equal(filled.workers[placed], none.workers[placed])
+    assert filled.workers.sum() >= none.workers.sum()
+    for alloc in (none, filled):
+        assert check_gadget_allocation(inst, alloc, 6, used=z).ok
+    assert info_fill["active"] == p.jobs.tolist() == info_none["active"]
+
+
+def test_fill_none_is_alg1_line_by_line():
+    # Alg. 1 as written, each line by hand: I[t], problem (10) solved exactly, z updated
+    from clusteropt.models.gadget import allocation_from_solution
+
+    inst = gadget_preset("tiny", jobs=5, seed=2, utility="sqrt")
+    run = run_online(make_policy("gadget", slot_solver="exact", fill="none"), inst, horizon=inst.horizon, seed=0)
+    z = np.zeros(inst.n_jobs, dtype=np.int64)  # line 1
+    for t in range(1, inst.horizon + 1):  # line 2
+        active = [i for i in range(inst.n_jobs) if t >= inst.arrival[i] and z[i] < inst.budget[i]]  # line 3
+        info = run.slot_info[t - 1]
+        assert info["active"] == active
+        p = slot_problem(inst, t, z)
+        assert p.jobs.tolist() == active  # every tiny job fits on some server
+        if active:
+            model = build_gvne(p)  # line 4: problem (10) as the G-VNE ILP
+            res = solve(model)
+            y = allocation_from_solution(p, model)
+            assert info["objective"] == pytest.approx(res.objective) and info["fill_gain"] == 0.0
+        else:
+            y = SlotAllocation.empty(inst.n_jobs, inst.cluster.n_servers)
+        np.testing.assert_array_equal(run.schedule.slots[t - 1].workers, y.workers)
+        z = z + y.workers.sum(axis=1)  # line 5
+    np.testing.assert_array_equal(run.worker_slots, z)
+    assert run.total_utility == pytest.approx(float(inst.utility_of(z).sum()))
+
+
+def test_paper_rounding_reports_the_capacity_it_overloads():
+    from clusteropt.online.gadget import CAPACITY_CONSTRAINTS, capacity_overload
+
+    cl = fat_tree_cluster(5, n_racks=2, gpus=(1, 2, 4), server_bw=(5, 10), rack_bw=(8, 14), seed=1)
+    inst = random_gadget(6, workers=(2, 5), cluster=cl, horizon=3, arrivals="zero", bandwidth=(3, 7),
+                         utility="sqrt", seed=1)
+    for fill in ("none", "greedy"):
+        run = run_online(make_policy("gadget", slot_solver="lp-rs-mde", rounding="paper", fill=fill), inst,
+                         horizon=inst.horizon, seed=0)
+        check = check_gadget_schedule(inst, run.schedule)
+        assert {v.constraint for v in check.violations} <= set(CAPACITY_CONSTRAINTS)
+        total = capacity_overload(inst, check)
+        assert total["capacity_violations"] > 0  # this instance and seed overload
+        assert sum(d["capacity_violations"] for d in run.slot_info) == total["capacity_violations"]
+        assert max(d["max_load_ratio"] for d in run.slot_info) == pytest.approx(total["max_load_ratio"])
+        assert total["max_load_ratio"] > 1
+        z = np.zeros(inst.n_jobs)
+        for t, (alloc, info) in enumerate(zip(run.schedule.slots, run.slot_info, strict=True), start=1):
+            own = check_gadget_allocation(inst, alloc, t, used=z)
+            assert info["capacity_violations"] == own.n_violations  # the record matches the checker
+            assert info["rounding"] == "paper" and info["accepted"] in (True, False)
+            z = z + alloc.workers.sum(axis=1)
+    safe = run_online(make_policy("gadget", slot_solver="lp-rs-mde"), inst, horizon=inst.horizon, seed=0)
+    assert check_gadget_schedule(inst, safe.schedule).ok
+    assert all(d["capacity_violations"] == 0 and d["max_load_ratio"] <= 1 + 1e-9 for d in safe.slot_info)
+
+
+def test_gadget_params_and_bad_options():
+    pol = make_policy("gadget", slot_solver="exact", fill="none", time_limit=5.0, mip_gap=0.01)
+    p = pol.get_params()
+    assert p == {"slot_solver": "exact", "fill": "none", "rounding": None, "form": "auto", "solver": "highs",
+                 "time_limit": 5.0, "mip_gap": 0.01, "rounds": None, "alpha": None, "epsilon": None,
+                 "samples": None, "passes": None}
+    p = make_policy("gadget", slot_solver="lp-rs-mde", rounding="paper").get_params()
+    assert p["rounding"] == "paper" and p["rounds"] == 100 and p["alpha"] == pytest.approx(1 / 3)
+    assert p["samples"] is None and p["time_limit"] is None
+    assert make_policy("las").get_params() == {"order": "las", "workers": "N_i"}
+    inst = gadget_preset("tiny", jobs=2, seed=0)
+    for options, match in (({"fill": "some"}, "fill"), ({"rounding": "exact"}, "rounding"),
+                           ({"rounding": "paper"}, "lp-rs-mde")):
+        with pytest.raises(ValueError, match=match):
+            run_online(make_policy("gadget", **options), inst, horizon=1, seed=0)
+    run = run_online(make_policy("gadget", fill="none"), inst, horizon=2, seed=0)
+    assert run.params["fill"] == "none" and run.to_json_dict(inst)["params"] == run.params

@@ -408,3 +408,39 @@ def test_a_failing_lp_raises():
     jobs = inst.active(1)
     with pytest.raises(NotOptimalError, match="INFEASIBLE"):
         _solve_q(inst, 1, jobs, np.array([[1, 1]]), "highs", "matrix")  # 2 workers for 50 / 10 = 5
+
+
+# ---------------------------------------------------------------------------------------------
+# variant="paper": Alg. 2 as written, without the package's repair
+
+
+def test_paper_variant_refuses_what_the_package_repairs():
+    from clusteropt.rounding.broker import RoundingShortError
+
+    inst = _two_dc_instance(data=[[[20.000005, 0.0]]])  # the snapping edge: N = 3, the candidates give 2
+    with pytest.raises(RoundingShortError, match=r"job 0 with 2 workers; \(8a\)/\(8b\) need N_i\(t\) = 3"):
+        a_round(inst, 1, [[2.0000005, 0.0]], [[1.0, 0.0]], rng=0, variant="paper")
+    d, info = a_round(inst, 1, [[2.0000005, 0.0]], [[1.0, 0.0]], rng=0, return_info=True)
+    assert info.workers_added == 1 and info.variant == "package" and d.y.sum() == 3
+    with pytest.raises(RoundingShortError, match="ir as the paper writes it"):
+        independent_round(inst, 1, [[1.2, 1.3]], [[1.0, 0.0]], variant="paper")
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_paper_variant_is_the_package_variant_when_nothing_is_short(method):
+    inst = INSTANCES["small"][1]
+    gen = np.random.default_rng(7)
+    for t in range(1, inst.horizon + 1):
+        y_frac, s_frac = fractional_input(inst, t, gen)
+        a, ia = BROKER_ROUNDINGS[method](inst, t, y_frac, s_frac, rng=t, return_info=True)
+        if ia.workers_added:
+            continue  # IR: nearest rounding left a job short; the paper variant would raise
+        b, ib = BROKER_ROUNDINGS[method](inst, t, y_frac, s_frac, rng=t, return_info=True, variant="paper")
+        assert ib.variant == "paper" and np.array_equal(a.y, b.y) and np.array_equal(a.s, b.s)
+        assert np.allclose(a.q, b.q)
+
+
+def test_unknown_variant_is_named():
+    inst = _two_dc_instance()
+    with pytest.raises(ValueError, match="variant = 'literal'; expected one of package, paper"):
+        a_round(inst, 1, [[3.0, 0.0]], [[1.0, 0.0]], variant="literal")

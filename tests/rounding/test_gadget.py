@@ -450,3 +450,52 @@ def test_same_seed_same_result(tight_slots):
         lp = float(pyo.value(m.eq12))
         r1, r2 = round_paper(p, dec, lp, rng=9), round_paper(p, dec, lp, rng=9)
         assert r1.chosen == r2.chosen and r1.rounds == r2.rounds
+
+
+# -- rounding="paper" in lp_rs_mde (issue 19) ---------------------------------------------------------
+
+
+def _capacity_violations(p, alloc) -> int:
+    check = check_gadget_allocation(p.inst, alloc, p.t, used=p.z_prev)
+    assert {v.constraint for v in check.violations} <= {"(4) server capacity", "(8)/(19) link bandwidth"}
+    return check.n_violations
+
+
+def test_lp_rs_mde_paper_rounding_reports_its_overload(tight_slots):
+    seen = 0
+    for slot in tight_slots[:4]:
+        p = slot.p
+        for s in range(4):
+            nofill, info = lp_rs_mde(p, rng=s, rounding="paper", fill=False)
+            filled, info_f = lp_rs_mde(p, rng=s, rounding="paper", fill=True)
+            for alloc, inf in ((nofill, info), (filled, info_f)):
+                assert inf["rounding"] == "paper" and {"accepted", "draws", "beta", "gamma", "epsilon"} <= set(inf)
+                assert inf["capacity_violations"] == _capacity_violations(p, alloc)  # the checker agrees
+                assert inf["objective"] == pytest.approx(slot_gain(p, alloc))
+                assert 1 <= inf["draws"] <= 100 and inf["invalid_dropped"] == 0  # tree: valid mappings
+            # the same draw; the fill adds workers only where capacity is left, so it overloads nothing more
+            assert info_f["capacity_violations"] == info["capacity_violations"]
+            assert info_f["max_load_ratio"] == pytest.approx(info["max_load_ratio"])
+            assert info_f["objective"] >= info["objective"] - 1e-9 and info["fill_gain"] == 0.0
+            seen += info["capacity_violations"] > 0
+            _, safe = lp_rs_mde(p, rng=s)
+            assert safe["rounding"] == "safe" and safe["capacity_violations"] == 0 and safe["max_load_ratio"] <= 1
+    assert seen, "the paper rounding never overloaded: the test shows nothing"
+    with pytest.raises(ValueError, match="rounding"):
+        lp_rs_mde(tight_slots[0].p, rounding="paperish")
+
+
+def test_overload_and_load_ratios_match_round_paper(tight_slots):
+    from clusteropt.rounding.gadget import load_ratios, mappings_allocation, overload
+
+    for slot in tight_slots:
+        p, dec = slot.p, slot.dec
+        r = round_paper(p, dec, float(pyo.value(slot.m.eq12)), rng=slot.seed)
+        alloc = mappings_allocation(p.inst, r.chosen)
+        nr, lr = load_ratios(p.inst, alloc)
+        np.testing.assert_allclose(nr, r.node_ratio, atol=1e-12)
+        np.testing.assert_allclose(lr, r.link_ratio, atol=1e-12)
+        count, worst = overload(p.inst, alloc)
+        assert count == r.violations == _capacity_violations(p, alloc)
+        assert worst == pytest.approx(max(r.node_ratio.max(initial=0), r.link_ratio.max(initial=0)))
+        assert np.isfinite(r.epsilon) and r.epsilon >= 0

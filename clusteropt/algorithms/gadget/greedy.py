@@ -17,8 +17,9 @@ from clusteropt.instances.gadget import GadgetInstance, utility_value
 __all__ = ["future_density", "greedy_slot", "place_job"]
 
 
-def greedy_slot(problem, start: SlotAllocation | None = None, paths=None) -> tuple[SlotAllocation, float]:
-    """The fast per-slot solver, and the work-conserving fill of the exact one.
+def greedy_slot(problem, start: SlotAllocation | None = None, paths=None, *,
+                zero_gain: bool = True) -> tuple[SlotAllocation, float]:
+    """The fast per-slot solver, and the work-conserving fill of the others.
 
     Jobs go by best utility gain per worker this slot (``max_kappa pi[i, kappa] / kappa``), ties
     (most often: gains of 0) by the best gain per worker-slot still reachable
@@ -29,6 +30,12 @@ def greedy_slot(problem, start: SlotAllocation | None = None, paths=None) -> tup
     run to ever get there, and an allocation with more zero-gain workers is still an optimum of
     (10) because every ``mu_i`` is non-decreasing.  Negative gains (the quadratic utility past
     its peak) are never taken.  Jobs already placed in ``start`` keep their placement.
+
+    ``zero_gain=False`` takes only ring sizes that gain something (more than ``1e-12`` times the
+    largest ``lambda_1``; smaller gains count as 0, as in the job order): the greedy solution of
+    problem (10) itself.  GADGET's greedy slot solver runs it so, then (with its fill on) this
+    function again with that result as ``start`` and ``zero_gain=True``: the fill only takes
+    what the first pass left idle, so it never lowers the slot's gain.
 
     ``paths`` are the cluster's server-to-server paths (:meth:`Cluster.paths`; computed when not
     given: pass them when calling slot after slot).  Returns the allocation and its gain (Eq. (12))
@@ -55,7 +62,7 @@ def greedy_slot(problem, start: SlotAllocation | None = None, paths=None) -> tup
             continue
         sizes = np.arange(1, pi.size + 1)
         for k in sizes[np.lexsort((-sizes, -pi))].tolist():
-            if pi[k - 1] < 0:
+            if pi[k - 1] < 0 or (not zero_gain and pi[k - 1] <= 1e-12 * scale):
                 break
             if place_job(inst, res, alloc, i, k):
                 gain += float(pi[k - 1])
