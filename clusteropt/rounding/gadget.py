@@ -303,12 +303,13 @@ def _loads(inst, chosen: dict[int, Mapping]):
     for i, mp in chosen.items():
         node += mp.node_load(inst.per_worker[i], cl.n_servers)
         link += mp.link_load(float(inst.bandwidth[i]), cl.n_links)
+    return _over(node, cl.capacity), _over(link, cl.bandwidth)
+
+
+def _over(load: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+    """``load / capacity``; a load on a capacity of 0 is ``inf``, no load on it 0."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        nr = np.where(cl.capacity > 0, node / np.where(cl.capacity > 0, cl.capacity, 1),
-                      np.where(node > 0, np.inf, 0))
-        lr = np.where(cl.bandwidth > 0, link / np.where(cl.bandwidth > 0, cl.bandwidth, 1),
-                      np.where(link > 0, np.inf, 0))
-    return nr, lr
+        return np.where(capacity > 0, load / np.where(capacity > 0, capacity, 1), np.where(load > 0, np.inf, 0))
 
 
 def load_ratios(inst, alloc: SlotAllocation) -> tuple[np.ndarray, np.ndarray]:
@@ -325,12 +326,7 @@ def load_ratios(inst, alloc: SlotAllocation) -> tuple[np.ndarray, np.ndarray]:
     for i, ring in alloc.rings.items():
         for p in ring.paths:
             np.add.at(link, list(p), float(inst.bandwidth[i]))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        nr = np.where(cl.capacity > 0, node / np.where(cl.capacity > 0, cl.capacity, 1),
-                      np.where(node > 0, np.inf, 0))
-        lr = np.where(cl.bandwidth > 0, link / np.where(cl.bandwidth > 0, cl.bandwidth, 1),
-                      np.where(link > 0, np.inf, 0))
-    return nr, lr
+    return _over(node, cl.capacity), _over(link, cl.bandwidth)
 
 
 def overload(inst, alloc: SlotAllocation, *, tol: float = 1e-9) -> tuple[int, float]:
