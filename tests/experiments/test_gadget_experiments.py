@@ -48,6 +48,7 @@ def test_quick_utility(tmp_path):
     assert (table.groupby(["n_jobs", "seed"]).utility_bound.nunique() == 1).all()
 
 
+@pytest.mark.slow  # about 10 s; a smoke run (at 12 jobs the loaded sigmoid's bound is 0)
 def test_quick_utility_settings(tmp_path):
     table = _quick(tmp_path, "gadget-utility-settings")
     assert set(table.utility) == {"sqrt", "log", "sigmoid-loaded"}
