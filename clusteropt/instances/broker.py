@@ -50,7 +50,7 @@ import numpy as np
 from clusteropt.instances.base import FLOAT_INT_LIMIT, Instance, InstanceError, check_string
 from clusteropt.instances.coflow_trace import _NUMBER, TraceError
 from clusteropt.instances.gadget import bursty_arrivals
-from clusteropt.instances.gadget_trace import _csv_records, _dict_rows, _header, _repeated
+from clusteropt.instances.gadget_trace import _csv_records, _rows
 
 __all__ = [
     "DEFAULT_RESOURCES",
@@ -334,23 +334,6 @@ PRICE_COLUMNS = ("dc", "resource", "a", "b", "threshold")
 MAX_DCS = 10**6
 
 
-def _price_rows(path: Path):
-    """Yield a ``_Row`` per non-blank data row of a price CSV after checking the header and column counts."""
-    records = _csv_records(path)
-    names = _header(path, records, f"a CSV header {','.join(PRICE_COLUMNS)}")
-    missing = [c for c in PRICE_COLUMNS if c not in names]
-    dup = _repeated(names)
-    if missing or dup:
-        raise TraceError(path, 1, "header", ",".join(names), f"distinct columns including "
-                         f"{','.join(PRICE_COLUMNS)} (missing: {missing}, repeated: {dup})")
-    n_rows = 0
-    for row in _dict_rows(path, records, names, f"{len(names)} (as the header)"):
-        n_rows += 1
-        yield row
-    if n_rows == 0:
-        raise TraceError(path, 1, "header", ",".join(names), "price rows after it; the file has none")
-
-
 def read_prices_csv(path: str | Path, *, resources=None) -> BrokerPrices:
     """Read a volume-discount price table: one row per data center and resource type.
 
@@ -398,7 +381,7 @@ def read_prices_csv(path: str | Path, *, resources=None) -> BrokerPrices:
     for name in resources or ():
         order.setdefault(name, len(order))
     last_line = 1
-    for row in _price_rows(path):
+    for row in _rows(path, PRICE_COLUMNS, "price rows"):
         last_line = row.lineno
         dc = row.count("dc", minimum=0, maximum=MAX_DCS - 1, why="MAX_DCS = 10**6 data centers")
         name = row.row["resource"].strip()

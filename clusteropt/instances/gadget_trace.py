@@ -174,8 +174,11 @@ def _dict_rows(path: Path, records, names: list[str], expected_count: str):
         yield _Row(path, lineno, dict(zip(names, cells, strict=True)))
 
 
-def _rows(path: Path, required: tuple[str, ...]):
-    """Yield ``_Row`` for every non-blank data row after checking the header and column counts."""
+def _rows(path: Path, required: tuple[str, ...], what: str = "at least one job row"):
+    """Yield ``_Row`` for every non-blank data row after checking the header (distinct names, the
+    ``required`` columns) and column counts; a file without rows is a :class:`TraceError` naming
+    ``what`` it should hold.  Shared by the job CSVs here and the broker's price CSV.
+    """
     records = _csv_records(path)
     names = _header(path, records, f"a CSV header with columns {', '.join(required)}")
     dup = _repeated(names)
@@ -191,7 +194,7 @@ def _rows(path: Path, required: tuple[str, ...]):
         n_rows += 1
         yield row
     if n_rows == 0:
-        raise TraceError(path, 1, "header", ",".join(names), "at least one job row after it; the file has none")
+        raise TraceError(path, 1, "header", ",".join(names), f"{what} after it; the file has none")
 
 
 def _check_options(slot_seconds, horizon, max_jobs, utility) -> float:

@@ -289,8 +289,11 @@ def test_read_prices_csv(tmp_path):
     (PRICES.replace("1,gpu,4,3,2", "0,gpu,4,3,2"),
      "prices.csv:4: dc, resource = '0, gpu'; expected a pair listed"),
     (PRICES.replace("1,gpu,4,3,2\n", ""), "prices.csv:4: dc, resource = '1, gpu'; expected a row for every dc"),
-    (PRICES.replace("1,gpu,4,3,2", "1,gpu,4,3"), "prices.csv:4: column count = 4; expected 5 (as the header)"),
-    ("dc,resource,a,b\n0,gpu,1,0.5\n", "prices.csv:1: header = 'dc,resource,a,b'; expected distinct columns"),
+    (PRICES.replace("1,gpu,4,3,2", "1,gpu,4,3"),
+     "prices.csv:4: column count = 4; expected 5 (the header's column count)"),
+    ("dc,resource,a,b\n0,gpu,1,0.5\n",
+     "prices.csv:1: header = 'dc,resource,a,b'; expected the columns dc, resource, a, b, threshold; "
+     "missing: threshold"),
     ("", "prices.csv:1: header = ''; expected a CSV header"),
     ("dc,resource,a,b,threshold\n", "prices.csv:1: header"),
 ])
