@@ -674,7 +674,7 @@ register_experiment(
         run=run_rounding_cell,
         grid={"preset": ["paper"], "n_jobs": [30], "horizon": [20],
               "capacity": [16.0, 26.0, 36.0, 46.0, 56.0, 66.0], "data_per_slot": [100.0, 300.0, 500.0, 700.0],
-              "trial": [0, 1]},
+              "trial": list(range(5))},
         seeds=[0],
         policies=list(ROUNDINGS),
         description="rounded cost / A_fractional's fractional cost (A_round, IR, GR) vs P_i and data per slot",
@@ -692,7 +692,8 @@ register_experiment(
     Experiment(
         name="broker-rounding-dcs",
         run=run_rounding_cell,
-        grid={"preset": ["paper"], "n_jobs": [30], "horizon": [20], "n_dcs": [5, 10, 15, 20], "trial": [0, 1, 2]},
+        grid={"preset": ["paper"], "n_jobs": [30], "horizon": [20], "n_dcs": [5, 10, 15, 20],
+              "trial": list(range(5))},
         seeds=[0],
         policies=list(ROUNDINGS),
         description="rounded cost / A_fractional's fractional cost of A_round vs IR and GR vs the number of DCs",
@@ -710,7 +711,7 @@ register_experiment(
         name="broker-cost",
         run=run_cost_cell,
         grid={"preset": ["paper"], "n_jobs": [100], "horizon": [50], "data_per_slot": list(DATA_SIZES),
-              "trial": [0, 1]},
+              "trial": list(range(5))},
         seeds=[0],
         policies=list(COST_POLICIES),
         description="total cost and C1..C4 of mlBroker, Local, Central, OASiS and Opt (P_f) vs data per job "
@@ -734,7 +735,7 @@ register_experiment(
         name="broker-ratio",
         run=run_ratio_cell,
         grid={"preset": ["small"], "horizon": [5, 10, 15, 20, 25], "jobs_per_slot": [1, 2, 3, 4],
-              "data_per_slot": [700.0], "opt_time_limit": [300.0], "trial": [0, 1, 2]},
+              "data_per_slot": [700.0], "opt_time_limit": [300.0], "trial": list(range(5))},
         seeds=[0],
         policies=["mlbroker", "mlbroker-paper", "local", "central", "oasis"],
         description="cost / offline optimum of (8) (MILP where proved optimal, else P_f) vs slots and jobs per "

@@ -856,7 +856,7 @@ register_experiment(
         name="gadget-utility",
         run=run_utility_cell,
         grid={"n_jobs": list(UTILITY_JOBS), "horizon": [200], "utility": ["sigmoid"]},
-        seeds=[0, 1, 2],
+        seeds=list(range(5)),
         policies=["gadget", "gadget-lp-rs-mde", "gadget-nofill", "gadget-lp-rs-mde-paper", "fifo", "drf", "las"],
         description="total utility vs number of jobs: GADGET (greedy, LP-RS-MDE slots; and as the paper writes "
                     "them) vs FIFO, DRF, LAS",
@@ -911,7 +911,7 @@ register_experiment(
         run=run_slot_ratio_cell,
         grid={"preset": ["small"], "n_jobs": [10, 20, 40, 80], "horizon": [20], "utility": ["sigmoid", "sqrt"],
               "ilp_time_limit": [60.0]},
-        seeds=[0, 1, 2],
+        seeds=list(range(5)),
         policies=["gadget-lp-rs-mde", "gadget", "gadget-lp-rs-mde-paper", "gadget-nofill"],
         description="per-slot gain of LP-RS-MDE (and greedy; default and as the paper writes them) / the "
                     "slot's G-VNE ILP optimum",

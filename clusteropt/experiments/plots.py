@@ -64,7 +64,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from scipy import stats
 
-__all__ = ["FIGURE_FORMATS", "cdf_plot", "line_plot", "normalized_bars", "ratio_plot", "save_figure"]
+__all__ = ["BANDS", "FIGURE_FORMATS", "LINE_MARKERS", "LINE_STYLES", "MIN_BAND_VALUES", "POLICY_LABELS",
+           "cdf_plot", "label_of", "line_plot", "line_style", "normalized_bars", "ratio_plot", "save_figure"]
 
 logger = logging.getLogger(__name__)
 
@@ -219,16 +220,85 @@ def _t_halfwidth(std: np.ndarray, n: np.ndarray, ci: float) -> np.ndarray:
     return half
 
 
-def _mean_line(ax: Axes, frame: pd.DataFrame, value: str, ci: float | None, label: str) -> None:
-    """Mean of `value` at each `_x` position, with markers and (when ci is given) a t-band."""
-    summary = frame.groupby("_x", sort=True)[value].agg(["mean", "std", "count"])
+#: Readable names of the policies' code names, used in legends (``label_of``).  An experiment's
+#: own mapping (``labels=``) takes precedence; a value named in neither is shown as it is.
+POLICY_LABELS: dict[str, str] = {
+    "gadget": "GADGET (greedy slots)",
+    "gadget-exact": "GADGET (exact slot ILP)",
+    "gadget-nofill": "GADGET, paper: no fill",
+    "gadget-lp-rs-mde": "GADGET (LP-RS-MDE slots)",
+    "gadget-lp-rs-mde-paper": "LP-RS-MDE, paper rounding",
+    "fifo": "FIFO", "drf": "DRF", "las": "LAS",
+    "mlbroker": "mlBroker", "mlbroker-paper": "mlBroker (paper-literal)", "local": "Local",
+    "central": "Central", "oasis": "OASiS", "opt": "Opt (P_f)", "a_round": "A_round", "ir": "IR", "gr": "GR",
+    "max-weight": "Alg. 1 (max-weight)", "sqrt-greedy": "Alg. 2 (sqrt-greedy)",
+    "weight-greedy": "weight-greedy", "random": "random",
+    "static": "static (Thm 2.1)", "dynamic": "dynamic (Thm 2.2)", "dynamic-soft": "dynamic, smooth-min",
+    "dynamic-wfa": "dynamic, deterministic WFA", "greedy": "greedy", "never": "never move",
+    "static-best": "best static",
+    "ilp": "ILP", "lp-floor": "LP, floor rounding",
+}
+
+#: Markers and line styles cycled through the lines of one Axes, so that lines that coincide
+#: stay distinguishable (the first line: circles, solid; the next: squares, dashed; ...).
+LINE_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
+LINE_STYLES = ("-", "--", "-.", ":")
+#: Fewest values at an x position for :func:`line_plot` to draw a spread band there.
+MIN_BAND_VALUES = 5
+#: What :func:`line_plot` draws as the band.
+BANDS = ("ci", "range")
+
+
+def label_of(value, labels: dict | None = None) -> str:
+    """The legend name of a value: ``labels``, then :data:`POLICY_LABELS`, then the value itself.
+
+    >>> label_of("max-weight"), label_of("eps-0.1"), label_of("fifo", {"fifo": "first come"})
+    ('Alg. 1 (max-weight)', 'eps-0.1', 'first come')
+    """
+    text = f"{value}"
+    if labels and text in labels:
+        return str(labels[text])
+    return POLICY_LABELS.get(text, text)
+
+
+def line_style(k: int) -> dict:
+    """Marker and line style of the k-th line of an Axes (:data:`LINE_MARKERS`, :data:`LINE_STYLES`).
+
+    >>> line_style(0), line_style(5)
+    ({'marker': 'o', 'linestyle': '-'}, {'marker': 'P', 'linestyle': '--'})
+    """
+    return {"marker": LINE_MARKERS[k % len(LINE_MARKERS)], "linestyle": LINE_STYLES[k % len(LINE_STYLES)]}
+
+
+def _mean_line(ax: Axes, frame: pd.DataFrame, value: str, ci: float | None, label: str, *, k: int = 0,
+               band: str | None = "ci", min_band: int = MIN_BAND_VALUES) -> bool:
+    """Mean of `value` at each `_x` position, with the k-th marker and line style and a band where
+    at least `min_band` values support it; True when a band was drawn.
+    """
+    summary = frame.groupby("_x", sort=True)[value].agg(["mean", "std", "count", "min", "max"])
     xs = summary.index.to_numpy(dtype=float)
     means = summary["mean"].to_numpy()
-    (line,) = ax.plot(xs, means, marker="o", label=label)
-    if ci is not None:
+    (line,) = ax.plot(xs, means, label=label, markersize=5, **line_style(k))
+    if band is None or (band == "ci" and ci is None):
+        return False
+    enough = summary["count"].to_numpy() >= max(int(min_band), 2)
+    if band == "ci":
         half = _t_halfwidth(summary["std"].to_numpy(), summary["count"].to_numpy(), ci)
-        if np.isfinite(half).any():
-            ax.fill_between(xs, means - half, means + half, color=line.get_color(), alpha=0.2, linewidth=0)
+        low, high = means - half, means + half
+    else:
+        low, high = summary["min"].to_numpy(), summary["max"].to_numpy()
+    shown = enough & np.isfinite(low) & np.isfinite(high)
+    if not shown.any():
+        return False
+    ax.fill_between(xs, np.where(shown, low, np.nan), np.where(shown, high, np.nan), color=line.get_color(),
+                    alpha=0.15, linewidth=0)
+    return True
+
+
+def _band_note(band: str | None, ci: float | None, min_band: int) -> str:
+    if band == "range":
+        return f"band: min-max of the runs (where >= {min_band})"
+    return f"band: {100 * ci:g}% t-interval of the mean (where >= {min_band} runs)"
 
 
 def _finish(ax: Axes, *, title: str | None, xlabel: str | None, ylabel: str | None) -> None:
@@ -263,13 +333,19 @@ def line_plot(
     title: str | None = None,
     xlabel: str | None = None,
     ylabel: str | None = None,
+    band: str | None = "ci",
+    min_band: int = MIN_BAND_VALUES,
+    labels: dict | None = None,
 ) -> Figure:
-    """Mean of a metric against a parameter, one line per policy, with a confidence band.
+    """Mean of a metric against a parameter, one line per policy, with a spread band.
 
     At each value of `x` the line passes through the mean of `y` over all rows there (the seeds,
-    and any other parameter values not on the plot).  The shaded band is the Student-t interval of
-    that mean, ``t.ppf((1 + ci) / 2, n - 1) * std(ddof=1) / sqrt(n)``; points with fewer than two
-    rows get no band.
+    and any other parameter values not on the plot).  Lines differ in colour, marker and line style
+    (:func:`line_style`), so lines that coincide stay visible, and are named by :func:`label_of`.
+    The shaded band is, for ``band="ci"``, the Student-t interval of that mean,
+    ``t.ppf((1 + ci) / 2, n - 1) * std(ddof=1) / sqrt(n)``, or for ``band="range"`` the smallest
+    to the largest value; it is drawn only at points with at least `min_band` rows (fewer seeds do
+    not support a spread), and the legend title says what it is.
 
     Parameters
     ----------
@@ -282,13 +358,19 @@ def line_plot(
     hue : str or None, default "policy"
         Column whose values get one line each; None draws a single line over all rows.
     ci : float or None, default 0.95
-        Confidence level of the band; None draws no band.
+        Confidence level of the ``"ci"`` band; None draws no band.
     ax : matplotlib.axes.Axes, optional
         Axes to draw into; by default a new Figure with one Axes is made.
     logx, logy : bool, default False
         Logarithmic axes.
     title, xlabel, ylabel : str, optional
         Axes title and labels; the labels default to the column names.
+    band : {"ci", "range"} or None, default "ci"
+        What the shaded band shows (above); None draws none.
+    min_band : int, default :data:`MIN_BAND_VALUES`
+        Fewest rows at a point for its band to be drawn (at least 2).
+    labels : dict, optional
+        Legend names of `hue` values, before :data:`POLICY_LABELS`.
 
     Returns
     -------
@@ -299,7 +381,8 @@ def line_plot(
     ------
     ValueError
         If a named column is missing, no row has status ``"ok"`` and values in `x`, `y` and `hue`,
-        `y` is not numeric, or `ci` is not in (0, 1).
+        `y` is not numeric, `ci` is not in (0, 1), `band` is not one of :data:`BANDS` or None, or
+        `min_band` is below 2.
 
     Examples
     --------
@@ -312,17 +395,29 @@ def line_plot(
     """
     fn = "line_plot"
     _check_ci(ci, fn)
+    if band is not None and band not in BANDS:
+        raise ValueError(f"{fn}: band = {band!r}; expected one of {', '.join(BANDS)} or None")
+    if isinstance(min_band, bool) or not isinstance(min_band, int | np.integer) or min_band < 2:
+        raise ValueError(f"{fn}: min_band = {min_band!r}; expected an integer >= 2")
     columns = [("x", x), ("y", y)] + ([("hue", hue)] if hue is not None else [])
     keys = [x] + ([hue] if hue is not None else [])
     data = _prepare(table, fn, columns, numeric=[y], nonnull=[*keys, y])
     data["_x"], categories = _x_positions(data, x, fn, logx)
     fig, ax = _axes(ax)
+    start = len(ax.get_lines())  # lines already on a shared Axes keep their styles
     if hue is None:
-        _mean_line(ax, data, y, ci, label=y)
+        banded = _mean_line(ax, data, y, ci, label=y, k=start, band=band, min_band=min_band)
     else:
-        for value in _ordered(data[hue]):
-            _mean_line(ax, data.loc[data[hue] == value], y, ci, label=f"{value}")
-        ax.legend(title=hue)
+        banded = False
+        for k, value in enumerate(_ordered(data[hue])):
+            banded |= _mean_line(ax, data.loc[data[hue] == value], y, ci, label=label_of(value, labels),
+                                 k=start + k, band=band, min_band=min_band)
+    if hue is not None or banded:
+        legend_title = hue if hue is not None else None
+        if banded:
+            note = _band_note(band, ci, min_band)
+            legend_title = note if legend_title is None else f"{legend_title}; {note}"
+        ax.legend(title=legend_title, fontsize="small", title_fontsize="small")
     _set_categories(ax, categories)
     if logx:
         ax.set_xscale("log")
@@ -541,7 +636,8 @@ def ratio_plot(
     Every row of the numerator policy is paired with the row of the denominator policy of the same
     cell (same parameters and seed), giving one ratio ``y[numerator] / y[denominator]`` per cell;
     the line passes through the mean ratio at each `x` and the band is the Student-t interval of
-    that mean over the ratios there (normally one per seed; no band with fewer than two).
+    that mean over the ratios there (normally one per seed), drawn only where at least
+    :data:`MIN_BAND_VALUES` ratios support it.
     A dashed line marks 1.
 
     Parameters
@@ -627,7 +723,8 @@ def ratio_plot(
     data["_x"], categories = _x_positions(data, x, fn, logx)
     below = data.loc[data[by] == denominator, [*keys, "_x", y]]
     fig, ax = _axes(ax)
-    for member in numerators:
+    start, banded = len(ax.get_lines()), False
+    for k, member in enumerate(numerators):
         above = data.loc[data[by] == member, [*keys, y]]
         paired = above.merge(below, on=keys, how="outer", suffixes=("_num", "_den"), indicator=True)
         unpaired = paired.loc[paired["_merge"] != "both"]
@@ -648,12 +745,14 @@ def ratio_plot(
                 "cannot divide by it"
             )
         paired["_ratio"] = paired[f"{y}_num"] / paired[f"{y}_den"]
-        _mean_line(ax, paired, "_ratio", ci, label=f"{member} / {denominator}")
+        banded |= _mean_line(ax, paired, "_ratio", ci, label=f"{label_of(member)} / {label_of(denominator)}",
+                             k=start + k)
     ax.axhline(1.0, color="black", linestyle="--", linewidth=0.8)
     _set_categories(ax, categories)
     if logx:
         ax.set_xscale("log")
-    ax.legend()
+    ax.legend(title=_band_note("ci", ci, MIN_BAND_VALUES) if banded else None, fontsize="small",
+              title_fontsize="small")
     _finish(ax, title=title, xlabel=x, ylabel=f"{y} relative to {denominator}" if ylabel is None else ylabel)
     return fig
 

@@ -196,26 +196,36 @@ def _boundaries(ok, setting: str):
 
 
 def _regions_figure(table, setting: str, label: str, title: str):
+    """Each policy's boundary points next to the exact region R_max (dashed) and R_max scaled by
+    the slack the estimate allows (dotted: ``exact_theta``, the largest theta the LP reaches when
+    every rate may fall ``tol`` short); points between the two lines are within the slack, not
+    beyond the exact region.
+    """
     from matplotlib.figure import Figure
+
+    from clusteropt.experiments.plots import label_of, line_style
 
     fn = f"regions({setting})"
     ok = ok_rows(table, fn, (setting, "policy", "directions", "direction", "r1", "r2", "d1", "d2",
-                              "exact_theta_strict"))
+                              "exact_theta", "exact_theta_strict"))
     points = _boundaries(ok, setting)
     values = sorted(points[setting].unique())
     policies = list(dict.fromkeys(ok.policy))  # in the order the cells ran (the spec's)
-    top = 1.05 * float(np.nanmax([points.r1.max(), points.r2.max(), points.exact_theta_strict.max()]))
-    fig = Figure(layout="constrained", figsize=(4.5 * len(values), 4.6))
+    seeds = ok.groupby([setting, "policy", "directions", "direction"]).size()
+    top = 1.05 * float(np.nanmax([points.r1.max(), points.r2.max(), points.exact_theta.max()]))
+    fig = Figure(layout="constrained", figsize=(4.5 * len(values), 4.9))
     axes = fig.subplots(1, len(values), squeeze=False)[0]
     for ax, value in zip(axes, values, strict=True):
         here = points[points[setting] == value]
         exact = here.drop_duplicates(["directions", "direction"]).sort_values("direction")
         ax.plot(exact.exact_theta_strict * exact.d1, exact.exact_theta_strict * exact.d2, color="black",
                 linestyle="--", linewidth=1.2, label="R_max (exact LP)")
-        for policy in policies:
+        ax.plot(exact.exact_theta * exact.d1, exact.exact_theta * exact.d2, color="grey", linestyle=":",
+                linewidth=1.2, label="R_max with the estimate's slack (tol)")
+        for k, policy in enumerate(policies):
             line = here[here.policy == policy].sort_values("direction")
             if not line.empty:
-                ax.plot(line.r1, line.r2, marker="o", markersize=3.5, linewidth=1.0, label=policy)
+                ax.plot(line.r1, line.r2, markersize=3.5, linewidth=1.0, label=label_of(policy), **line_style(k))
         ax.set_xlim(0, top)
         ax.set_ylim(0, top)
         ax.set_aspect("equal", adjustable="box")
@@ -223,7 +233,8 @@ def _regions_figure(table, setting: str, label: str, title: str):
         ax.set_xlabel("r_1 (completed jobs per frame)")
         ax.set_ylabel("r_2")
         ax.legend(fontsize="small", loc="lower left")
-    fig.suptitle(title)
+    runs = int(seeds.min()) if len(seeds) else 0
+    fig.suptitle(f"{title}\n(boundary points: mean of {runs} seed{'s' if runs != 1 else ''} per direction)")
     return fig
 
 
@@ -277,7 +288,7 @@ def _fig5_curves(table):
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
 
-    from clusteropt.experiments.plots import line_plot
+    from clusteropt.experiments.plots import label_of, line_plot
 
     ok = ok_rows(table, "fig5", ("n", "generation", "policy", "theta"))
     policies = list(dict.fromkeys(ok.policy))
@@ -285,8 +296,8 @@ def _fig5_curves(table):
     axes = fig.subplots(1, len(policies), squeeze=False, sharey=True)[0]
     for ax, policy in zip(axes, policies, strict=True):
         here = ok[ok.policy == policy]
-        line_plot(here, "n", "theta", hue="generation", ax=ax, title=policy, xlabel="N = M (applications)",
-                  ylabel="max achievable equal requirement r")
+        line_plot(here, "n", "theta", hue="generation", ax=ax, title=label_of(policy),
+                  xlabel="N = M (applications)", ylabel="max achievable equal requirement r")
         if "exact_theta_strict" in here.columns and here.exact_theta_strict.notna().any():
             colors = {line.get_label(): line.get_color() for line in ax.get_lines()}
             exact = here[here.exact_theta_strict.notna()]
@@ -319,7 +330,7 @@ register_experiment(
         run=run_region_cell,
         grid={"generation2": [0.3, 0.5], "directions": [_DIRECTIONS], "direction": list(range(_DIRECTIONS)),
               "frames": [10_000], "tol": [0.01]},
-        seeds=[0],
+        seeds=list(range(5)),
         policies=list(REGION_POLICIES),
         description="achievable regions of Algs. 1, 2 (and baselines) vs the exact R_max, two apps, P[J_2j = 1]",
         paper="002 Fig. 3",
@@ -327,7 +338,7 @@ register_experiment(
         timeout=600.0,
         quick={"grid": {"directions": [_QUICK_DIRECTIONS], "direction": list(range(_QUICK_DIRECTIONS)),
                         "frames": [2000]},
-               "policies": ["max-weight", "sqrt-greedy"], "timeout": 120.0},
+               "policies": ["max-weight", "sqrt-greedy"], "seeds": [0], "timeout": 120.0},
         figures={"regions": _fig3_regions},
         tables={"area-ratio": _fig3_areas},
     )
@@ -339,7 +350,7 @@ register_experiment(
         run=run_region_cell,
         grid={"success2": [0.7, 0.9], "directions": [_DIRECTIONS], "direction": list(range(_DIRECTIONS)),
               "frames": [10_000], "tol": [0.01]},
-        seeds=[0],
+        seeds=list(range(5)),
         policies=list(REGION_POLICIES),
         description="achievable regions of Algs. 1, 2 (and baselines) vs the exact R_max, two apps, P_2j",
         paper="002 Fig. 4",
@@ -347,7 +358,7 @@ register_experiment(
         timeout=600.0,
         quick={"grid": {"directions": [_QUICK_DIRECTIONS], "direction": list(range(_QUICK_DIRECTIONS)),
                         "frames": [2000]},
-               "policies": ["max-weight", "sqrt-greedy"], "timeout": 120.0},
+               "policies": ["max-weight", "sqrt-greedy"], "seeds": [0], "timeout": 120.0},
         figures={"regions": _fig4_regions},
         tables={"area-ratio": _fig4_areas},
     )
@@ -358,13 +369,13 @@ register_experiment(
         name="realtime-fig5",
         run=run_equal_cell,
         grid={"n": list(range(2, 11)), "generation": [0.3, 0.4, 0.5], "frames": [10_000], "tol": [0.01]},
-        seeds=[0],
+        seeds=list(range(5)),
         policies=["sqrt-greedy", "max-weight"],
         description="largest equal requirement r vs N = M applications and workers (exact LP for N <= 3)",
         paper="002 Fig. 5",
         root_seed=1002,
         timeout=600.0,
-        quick={"grid": {"n": [2, 3, 4], "frames": [2000]}, "timeout": 120.0},
+        quick={"grid": {"n": [2, 3, 4], "frames": [2000]}, "seeds": [0], "timeout": 120.0},
         figures={"r-vs-n": _fig5_curves},
         tables={"r-vs-n": _fig5_table},
     )

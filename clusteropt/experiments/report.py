@@ -165,6 +165,8 @@ def index_entry(spec: Experiment, table: pd.DataFrame, written: list[Path], out:
         "variant": spec.variant,
         "code_version": ", ".join(versions),
         "seeds": sorted(int(s) for s in table.seed.unique()) if not table.empty else [],
+        "trials": (sorted(int(t) for t in table.trial.unique())
+                   if "trial" in table and not table.empty else []),
         "cells": len(table),
         "ok": int(status.get("ok", 0)),
         "failed": int(status.get("failed", 0)) + int(status.get("timeout", 0)),
@@ -182,10 +184,19 @@ def _seed_text(seeds: list[int]) -> str:
     return ", ".join(map(str, seeds))
 
 
+def _replicates(entry: dict[str, Any]) -> str:
+    """The seeds column: the harness seeds, and the trials where the experiment has them."""
+    text = _seed_text(entry["seeds"])
+    if entry.get("trials"):
+        text += f"; trials {_seed_text(entry['trials'])}"
+    return text
+
+
 def write_index(entries: list[dict[str, Any]], out: str | Path, *, missing: Sequence[str] = ()) -> Path:
-    """``out/index.md``: every experiment reported under ``out`` with its paper, code version, seeds,
-    cell counts and date, each figure and table linked; ``missing`` lists registered experiments
-    with no results in the store.
+    """``out/index.md``: every experiment reported under ``out`` with its paper, code version, seeds
+    (and trials, the replicates of experiments whose instance is drawn per ``trial``), cell counts
+    and date, each figure and table linked; ``missing`` lists registered experiments with no
+    results in the store.
 
     >>> import tempfile
     >>> e = {"experiment": "x", "paper": "000 Fig. 4", "variant": "full", "code_version": "0.1.0+abc",
@@ -204,12 +215,13 @@ def write_index(entries: list[dict[str, Any]], out: str | Path, *, missing: Sequ
              f"Code version{'s' if len(versions) != 1 else ''}: {', '.join(versions) or 'none'}.  "
              "Re-create with `clusteropt experiment run --all --store S` and "
              "`clusteropt experiment report --all --store S --out DIR`.", "",
-             "| experiment | paper | variant | code version | seeds | ok / cells | finished (UTC) | files |",
+             "| experiment | paper | variant | code version | seeds (trials) | ok / cells | finished (UTC) "
+             "| files |",
              "|---|---|---|---|---|---|---|---|"]
     for e in sorted(entries, key=lambda e: e["experiment"]):
         files = ", ".join(f"[{Path(f).name}]({f})" for f in e["files"])
         lines.append(f"| [{e['experiment']}]({e['experiment']}/summary.md) | {e['paper']} | {e['variant']} | "
-                     f"{e['code_version']} | {_seed_text(e['seeds'])} | {e['ok']} / {e['cells']} | "
+                     f"{e['code_version']} | {_replicates(e)} | {e['ok']} / {e['cells']} | "
                      f"{e['finished']} | {files} |")
     if missing:
         lines += ["", f"No results in the store for: {', '.join(sorted(missing))}."]

@@ -12,7 +12,16 @@ import pytest
 from matplotlib.figure import Figure
 from scipy import stats
 
-from clusteropt.experiments.plots import cdf_plot, line_plot, normalized_bars, ratio_plot, save_figure
+from clusteropt.experiments.plots import (
+    LINE_MARKERS,
+    cdf_plot,
+    label_of,
+    line_plot,
+    line_style,
+    normalized_bars,
+    ratio_plot,
+    save_figure,
+)
 
 LOGGER = "clusteropt.experiments.plots"
 POLICIES = ("fifo", "gadget", "las")
@@ -54,8 +63,11 @@ def with_failures(table):
 
 
 def lines_by_label(fig, ax_index=0):
+    """The Axes' labelled lines by code name: legends show readable names (label_of), mapped back here."""
+    names = {label_of(p): p for p in POLICIES}
     ax = fig.axes[ax_index]
-    return {line.get_label(): line for line in ax.get_lines() if not line.get_label().startswith("_")}
+    return {" / ".join(names.get(part, part) for part in line.get_label().split(" / ")): line
+            for line in ax.get_lines() if not line.get_label().startswith("_")}
 
 
 # --------------------------------------------------------------------------------------------
@@ -96,10 +108,39 @@ def test_line_plot_no_band_where_single_row_or_ci_none():
     table = pd.DataFrame({
         "x": [1, 1, 2, 2, 3], "policy": "a", "status": "ok", "y": [1.0, 3.0, 2.0, 6.0, 5.0],
     })
-    ax = line_plot(table, "x", "y").axes[0]
+    ax = line_plot(table, "x", "y", min_band=2).axes[0]
     xs = np.unique(ax.collections[0].get_paths()[0].vertices[:, 0])
     assert 3.0 not in xs and {1.0, 2.0} <= set(xs)
     assert len(line_plot(table, "x", "y", ci=None).axes[0].collections) == 0
+    # the default asks for MIN_BAND_VALUES (5) rows at a point: two seeds draw no band, and say none
+    ax = line_plot(table, "x", "y").axes[0]
+    assert len(ax.collections) == 0 and ax.get_legend().get_title().get_text() == "policy"
+
+
+def test_line_plot_band_only_where_enough_runs_and_labelled():
+    table = pd.DataFrame({"x": [1] * 5 + [2] * 4, "policy": "a", "status": "ok",
+                          "y": [1.0, 2.0, 3.0, 4.0, 10.0, 5.0, 6.0, 7.0, 8.0]})
+    ax = line_plot(table, "x", "y", band="range").axes[0]
+    vertices = ax.collections[0].get_paths()[0].vertices
+    assert set(np.unique(vertices[:, 0])) == {1.0}  # 4 runs at x = 2 are too few
+    np.testing.assert_allclose(sorted(set(vertices[:, 1])), [1.0, 10.0])  # min and max, never below the data
+    assert "min-max" in ax.get_legend().get_title().get_text()
+    ax = line_plot(table, "x", "y").axes[0]
+    assert "95% t-interval" in ax.get_legend().get_title().get_text()
+    with pytest.raises(ValueError, match="band = 'sd'"):
+        line_plot(table, "x", "y", band="sd")
+    with pytest.raises(ValueError, match="min_band = 1"):
+        line_plot(table, "x", "y", min_band=1)
+
+
+def test_line_plot_lines_differ_in_marker_and_style_and_use_readable_names():
+    fig = line_plot(make_table(), "n_jobs", "makespan")
+    lines = fig.axes[0].get_lines()
+    assert len({(line.get_marker(), line.get_linestyle()) for line in lines}) == len(POLICIES)
+    assert [line.get_label() for line in lines] == ["FIFO", "GADGET (greedy slots)", "LAS"]
+    assert line_style(len(LINE_MARKERS))["marker"] == LINE_MARKERS[0]
+    fig = line_plot(make_table(), "n_jobs", "makespan", labels={"las": "least attained service"})
+    assert "least attained service" in [line.get_label() for line in fig.axes[0].get_lines()]
 
 
 def test_line_plot_drops_failed_rows_with_warning(caplog):
@@ -181,8 +222,8 @@ def test_normalized_bars_grouped():
     # all bars are in ax.patches too, policy by policy
     assert len(fig.axes[0].patches) == 9
     assert [float(p.get_height()) for p in fig.axes[0].patches[:3]] == [1.0, 1.0, 1.0]
-    dashed = [line for line in fig.axes[0].get_lines() if line.get_linestyle() == "--"]
-    assert len(dashed) == 1 and set(dashed[0].get_ydata()) == {1.0}
+    reference = [line for line in fig.axes[0].get_lines() if line.get_label().startswith("_")]  # not in legend
+    assert len(reference) == 1 and set(reference[0].get_ydata()) == {1.0} and reference[0].get_linestyle() == "--"
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["4", "8", "16"]
 
 
@@ -250,8 +291,8 @@ def test_ratio_plot_means_of_paired_ratios():
     vertices = fig.axes[0].collections[0].get_paths()[0].vertices
     at16 = vertices[np.isclose(vertices[:, 0], 16.0)][:, 1]
     np.testing.assert_allclose([at16.min(), at16.max()], [values.mean() - half, values.mean() + half], rtol=1e-12)
-    dashed = [line for line in fig.axes[0].get_lines() if line.get_linestyle() == "--"]
-    assert len(dashed) == 1 and set(dashed[0].get_ydata()) == {1.0}
+    reference = [line for line in fig.axes[0].get_lines() if line.get_label().startswith("_")]  # not in legend
+    assert len(reference) == 1 and set(reference[0].get_ydata()) == {1.0} and reference[0].get_linestyle() == "--"
 
 
 def test_ratio_plot_missing_pair_names_x_and_seed():
