@@ -454,9 +454,12 @@ def generate_gadget_cmd(preset, jobs, utility, horizon, seed, out_path) -> None:
                    "prices) replacing the drawn prices.")
 @click.option("--transfer-costs", "transfer_path", type=str, default=None, metavar="CSV",
               help="R x R transfer-cost matrix replacing the drawn d^{rr'}.")
+@click.option("--deploy-per", type=click.Choice(["model", "data"]), default="model", show_default=True,
+              help="What the paper's deployment cost '[0.05, 0.1] USD per GB' is per GB of: the model "
+                   "(the package's reading; C3 is then tiny) or the job's data per slot.")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="The generator's seed.")
 @click.option("-o", "--output", "out_path", required=True, help="Instance file to write (JSON; -: stdout).")
-def generate_broker_cmd(preset, jobs, horizon, prices_path, transfer_path, seed, out_path) -> None:
+def generate_broker_cmd(preset, jobs, horizon, prices_path, transfer_path, deploy_per, seed, out_path) -> None:
     """A paper 003 instance (mlBroker: geo-distributed ML jobs under volume-discount prices)."""
     from clusteropt.instances.broker import (
         DEFAULT_RESOURCES,
@@ -469,7 +472,8 @@ def generate_broker_cmd(preset, jobs, horizon, prices_path, transfer_path, seed,
     try:
         prices = read_prices_csv(prices_path, resources=DEFAULT_RESOURCES) if prices_path else None
         transfer = read_transfer_costs_csv(transfer_path) if transfer_path else None
-        inst = broker_preset(preset, jobs=jobs, horizon=horizon, prices=prices, transfer_costs=transfer, seed=seed)
+        inst = broker_preset(preset, jobs=jobs, horizon=horizon, prices=prices, transfer_costs=transfer, seed=seed,
+                             deploy_per=deploy_per)
     except OSError as exc:
         raise BadInput(f"cannot read {exc.filename}: {exc.strerror}") from None
     except (InstanceError, ValueError) as exc:
@@ -564,7 +568,8 @@ def _ring_inline() -> int:
 @click.option("--policy", default=None,
               help="Coflow ordering: primal-dual (default), lp-order, sincronia, sebf, fifo, smallest-first, "
                    "largest-first.  Realtime: sqrt-greedy (default), max-weight, weight-greedy, random.  "
-                   "GADGET: gadget (default), fifo, drf, las.  mlBroker: mlbroker (default), local, central, "
+                   "GADGET: gadget (default), fifo, drf, las.  mlBroker: mlbroker (default), mlbroker-plus "
+                   "(the package's: A_round or the slot's exact MILP, whichever costs less), local, central, "
                    "oasis.  Ring: dynamic (default), dynamic-soft, dynamic-wfa, static, never, static-best, "
                    "greedy.")
 @click.option("--schedule", "scheduler", type=click.Choice(["paper", "greedy"]), default="greedy",
@@ -579,8 +584,10 @@ def _ring_inline() -> int:
 @click.option("--slot-solver", type=click.Choice(["greedy", "exact", "lp-rs-mde"]), default="greedy",
               show_default=True, help="GADGET: per-slot solver of Alg. 1 (exact: the G-VNE ILP (12)-(19); "
               "lp-rs-mde: Alg. 2, LP ring selection and randomized embedding).")
-@click.option("--time-limit", type=float, default=None, help="GADGET exact: seconds per slot.")
-@click.option("--mip-gap", type=float, default=None, help="GADGET exact: relative MIP gap per slot.")
+@click.option("--time-limit", type=float, default=None,
+              help="GADGET exact, mlbroker-plus: seconds per slot MILP (default: none).")
+@click.option("--mip-gap", type=float, default=None,
+              help="GADGET exact, mlbroker-plus: relative MIP gap per slot (mlbroker-plus default 0.005).")
 @click.option("--fill", type=click.Choice(["greedy", "none"]), default=None,
               help="GADGET: greedy (default) ends every slot with the work-conserving fill of idle capacity; "
                    "none is Alg. 1 exactly as written.")
@@ -623,7 +630,7 @@ def run_cmd(instance, policy, scheduler, lower_bound, kappa, frames, seed, requi
                     rounding=rounding_variant, mip_gap=mip_gap)
     elif inst.kind == "broker":
         _run_broker(inst, policy or "mlbroker", epsilon, price_form, seed, json_path, rounding_variant,
-                    trace_fractional)
+                    trace_fractional, mip_gap=mip_gap, time_limit=time_limit)
     elif inst.kind == "ring":
         _run_ring(inst, policy or "dynamic", epsilon, seed, json_path)
     else:
@@ -659,7 +666,7 @@ def _run_ring(inst, policy, epsilon, seed, json_path) -> None:
 
 
 def _run_broker(inst, policy, epsilon, price_form, seed, json_path, rounding_variant=None,
-                trace_fractional=False) -> None:
+                trace_fractional=False, *, mip_gap=None, time_limit=None) -> None:
     import math
 
     from clusteropt.online import run_online
@@ -667,19 +674,28 @@ def _run_broker(inst, policy, epsilon, price_form, seed, json_path, rounding_var
     from clusteropt.provenance import solver_block
     from clusteropt.verify import check_broker_schedule
 
-    if policy not in ("mlbroker", "local", "central", "oasis"):
-        raise BadInput(f"--policy {policy!r}; broker instances take mlbroker, local, central or oasis")
+    mlbroker = policy in ("mlbroker", "mlbroker-plus")
+    if not mlbroker and policy not in ("local", "central", "oasis"):
+        raise BadInput(f"--policy {policy!r}; broker instances take mlbroker, mlbroker-plus, local, central or "
+                       "oasis")
     if rounding_variant not in (None, "package", "paper"):
         raise BadInput(f"--rounding {rounding_variant} is GADGET's; mlBroker takes package (default) or paper")
-    if policy != "mlbroker":
+    if not mlbroker:
         for option, value in (("--epsilon", epsilon), ("--rounding", rounding_variant),
                               ("--trace-fractional", trace_fractional or None)):
             if value is not None:
                 raise BadInput(f"{option} is a parameter of mlbroker, not of {policy}")
+    if policy != "mlbroker-plus":
+        for option, value in (("--mip-gap", mip_gap), ("--time-limit", time_limit)):
+            if value is not None:
+                raise BadInput(f"{option} is a parameter of mlbroker-plus's slot MILP (and GADGET's exact slot "
+                               f"solver), not of {policy}")
     if trace_fractional and json_path is None:
         raise BadInput("--trace-fractional writes into the --json output; give --json FILE")
     options = {"epsilon": epsilon, "price_form": price_form, "rounding_variant": rounding_variant or "package",
-               "keep_trace": trace_fractional} if policy == "mlbroker" else {}
+               "keep_trace": trace_fractional} if mlbroker else {}
+    if policy == "mlbroker-plus":
+        options.update(slot_gap=mip_gap, slot_time_limit=time_limit)
     try:
         built = make_policy(policy, **options)
         run = run_online(built, inst, horizon=inst.horizon, seed=seed, progress=True)
@@ -695,15 +711,15 @@ def _run_broker(inst, policy, epsilon, price_form, seed, json_path, rounding_var
     if json_path is not None:
         params = built.get_params()
         lp_solver = solver_block("highs")  # the transportation LP for q (and OASiS's placement MILPs)
-        solver = solver_block(params["solver"]) if policy == "mlbroker" else lp_solver
-        if policy == "mlbroker":
+        solver = solver_block(params["solver"]) if mlbroker else lp_solver
+        if mlbroker:
             params.update(solver=solver, lp_solver=lp_solver)
         out = {"policy": policy, "seed": seed, "params": params, **run.to_json_dict(inst)}
         out["total_cost"] = check.total_cost  # the verifier's recount
         out["costs"] = totals
         out["verified"] = check.ok
         out["violations"] = [str(v) for v in check.violations[:20]]
-        if policy == "mlbroker":
+        if mlbroker:
             frac = {c: math.fsum(float(d[f"fractional_{c}"]) for d in run.slot_info)
                     for c in ("C1", "C2", "C3", "C4")}
             out["fractional_costs"] = {**frac, "total": math.fsum(frac.values())}

@@ -111,6 +111,20 @@ def test_broker_retries_quick(tmp_path):
     assert "| defaults |" in (tmp_path / "broker_retries.md").read_text()
 
 
+def test_broker_integral_step_quick(tmp_path):
+    from benchmarks import broker_integral_step
+
+    assert broker_integral_step.main(["--quick", "--out", str(tmp_path)]) == 0
+    rec = json.loads((tmp_path / "broker_integral_step.json").read_text())["instances"][0]
+    rows = {r["policy"]: r for r in rec["rows"]}
+    assert set(rows) == {"A_fractional", "mlbroker", "mlbroker-plus (fix ps, gap 0.005)", "central", "oasis"}
+    assert all(r["verified"] for name, r in rows.items() if name != "A_fractional")
+    assert all(r["total"] >= rec["P_f"] * (1 - 1e-6) for name, r in rows.items() if name != "A_fractional")
+    plus = rows["mlbroker-plus (fix ps, gap 0.005)"]
+    assert plus["slots"] == 6 and plus["milp_solve_median_s"] >= 0
+    assert "| A_fractional |" in (tmp_path / "broker_integral_step.md").read_text()
+
+
 def test_ring_online_quick(tmp_path):
     from benchmarks import ring_online
 

@@ -33,6 +33,9 @@ def test_generate_small_presets_and_options(tmp_path, capsys, preset, shape):
                        "--seed", "3", "-o", path)
     assert code == 0 and "2 jobs over T = 6" in out
     assert load_instance(path) == broker_preset(preset, jobs=2, horizon=6, seed=3)
+    code, _, _ = run(capsys, "generate", "broker", "--preset", preset, "--deploy-per", "data", "--seed", "3", "-o",
+                     path)
+    assert code == 0 and load_instance(path) == broker_preset(preset, seed=3, deploy_per="data")
 
 
 def test_generate_with_price_and_transfer_files(tmp_path, capsys):

@@ -33,7 +33,7 @@ def small(tmp_path, capsys):
     return path
 
 
-@pytest.mark.parametrize("policy", ["mlbroker", "local", "central", "oasis"])
+@pytest.mark.parametrize("policy", ["mlbroker", "mlbroker-plus", "local", "central", "oasis"])
 def test_run_writes_a_checkable_run(small, tmp_path, capsys, policy):
     out_path = tmp_path / "out.json"
     code, out, _ = run(capsys, "run", small, "--policy", policy, "--json", out_path)
@@ -68,9 +68,29 @@ def test_bad_input_is_one_line(small, capsys):
     code, _, err = run(capsys, "run", small, "--policy", "local", "--epsilon", "0.2")
     assert code == 2 and "--epsilon is a parameter of mlbroker" in err and "Traceback" not in err
     code, _, err = run(capsys, "run", small, "--policy", "gadget")
-    assert code == 2 and "mlbroker, local, central or oasis" in err
+    assert code == 2 and "mlbroker, mlbroker-plus, local, central or oasis" in err
     code, _, err = run(capsys, "run", small, "--epsilon", "-1")
     assert code == 2 and "epsilon" in err and "Traceback" not in err
+    code, _, err = run(capsys, "run", small, "--policy", "central", "--mip-gap", "0.01")
+    assert code == 2 and "--mip-gap is a parameter of mlbroker-plus's slot MILP" in err
+    code, _, err = run(capsys, "run", small, "--mip-gap", "0.01")  # the default policy is mlbroker
+    assert code == 2 and "not of mlbroker" in err
+    code, _, err = run(capsys, "run", small, "--policy", "mlbroker-plus", "--mip-gap", "2")
+    assert code == 2 and "mip_gap = 2.0" in err and "Traceback" not in err
+    code, _, err = run(capsys, "run", small, "--policy", "mlbroker-plus", "--rounding", "paper")
+    assert code == 2 and "rounding_variant = 'paper' is not available" in err
+
+
+def test_mlbroker_plus_records_its_slot_milp(small, tmp_path, capsys):
+    out_path = tmp_path / "plus.json"
+    code, out, _ = run(capsys, "run", small, "--policy", "mlbroker-plus", "--mip-gap", "0", "--json", out_path)
+    assert code == 0 and "verified True" in out
+    data = json.loads(out_path.read_text())
+    assert data["params"]["rounding"] == "slot-milp" and data["params"]["slot_gap"] == 0.0
+    assert data["params"]["slot_solver"] == "highs" and "fractional_costs" in data
+    for info, slot in zip(data["slot_info"], data["slots"], strict=True):
+        assert info["slot_milp_chosen"] in ("milp", "a_round")
+        assert slot["costs"]["total"] <= info["slot_milp_a_round_cost"] + 1e-9
 
 
 # -- an independent checker: the instance JSON, out.json, numpy; nothing of clusteropt --------------------------

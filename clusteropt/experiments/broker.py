@@ -64,10 +64,12 @@ paper's as a grid value) so this is visible.
 ``broker-cost`` (Fig. 8; Figs. 11-14; Table 4's layout)
     Total cost and its components C1 (transfer) .. C4 (worker-PS communication) of mlBroker,
     mlBroker as the paper writes it (``mlbroker-paper``: the big-M price rows (8c)-(8e) in (10)
-    and A_round without the package's worker repair, :data:`MLBROKER_POLICIES`), Local, Central
-    and OASiS (all verified by :func:`~clusteropt.verify.check_broker_schedule`, the totals the
-    checker's), and "Opt": as in the paper, the optimum of P_f (9), here with the hull (a lower
-    bound on every schedule; its components are read off the LP solution).  The mlBroker cells
+    and A_round without the package's worker repair, :data:`MLBROKER_POLICIES`), ``mlbroker-plus``
+    (the package's: A_round or the slot's exact MILP, whichever costs less in the slot,
+    :mod:`clusteropt.rounding.broker_slot`), Local, Central and OASiS (all verified by
+    :func:`~clusteropt.verify.check_broker_schedule`, the totals the checker's), and "Opt": as in
+    the paper, the optimum of P_f (9), here with the hull (a lower bound on every schedule; its
+    components are read off the LP solution).  The mlBroker cells
     report ``workers_added``, the workers the package's repair added (``mlbroker-paper`` stops
     with an error where one would be needed).  Grid:
     data per job and slot 100, 200, .., 700 GB on the paper preset (100 jobs, T = 50, R = 15).
@@ -82,9 +84,9 @@ paper's as a grid value) so this is visible.
 ``broker-ratio`` (Figs. 9-10)
     mlBroker's verified total over the offline optimum of (8) against the number of slots T
     (Fig. 9) and jobs per slot (Fig. 10; ``n_jobs = jobs_per_slot x T``) at 700 GB per job and
-    slot (the paper: "with large size of training datasets"), with ``mlbroker-paper``, Local,
-    Central and OASiS for comparison.  The paper's instances (T = 50 .. 100, R = 15) are far
-    beyond an exact MILP, so the cells use the ``"small"`` preset's settings (R = 5, T = 5 .. 25,
+    slot (the paper: "with large size of training datasets"), with ``mlbroker-paper``,
+    ``mlbroker-plus``, Local, Central and OASiS for comparison.  The paper's instances (T = 50 .. 100,
+    R = 15) are far beyond an exact MILP, so the cells use the ``"small"`` preset's settings (R = 5, T = 5 .. 25,
     1-4 jobs per slot, up to 100 jobs): :func:`~clusteropt.models.broker.broker_offline_optimum`
     (HiGHS, gap 0, the hull form) is then proved optimal within ``opt_time_limit`` = 300 s
     (measured on one core: 0.1-0.5 s up to T = 10, 4 s at T = 16 with 3 jobs a slot, 19 s at
@@ -148,8 +150,9 @@ DATA_SIZES = (100.0, 200.0, 300.0, 400.0, 500.0, 600.0, 700.0)
 DEFAULT_DATA = 500.0
 #: epsilon values of ``broker-fractional`` (its policies are ``eps-<value>``).
 EPSILONS = (0.05, 0.1, 0.5, 1.0)
-#: Roundings of ``broker-rounding`` (mlBroker's ``rounding=``).
-ROUNDINGS = ("a_round", "ir", "gr")
+#: Roundings of ``broker-rounding`` (mlBroker's ``rounding=``): the paper's A_round, its Sec. 6.2
+#: baselines IR and GR, and the package's ``slot-milp`` (:mod:`clusteropt.rounding.broker_slot`).
+ROUNDINGS = ("a_round", "ir", "gr", "slot-milp")
 #: The mlBroker policies of ``broker-cost`` and ``broker-ratio``: their options over the cell's
 #: (``price_form`` from the grid, default ``"tight"``; ``rounding_variant="package"``).
 #: ``mlbroker-paper`` is mlBroker as the paper writes it: big-M price rows in (10), A_round without
@@ -157,12 +160,15 @@ ROUNDINGS = ("a_round", "ir", "gr")
 MLBROKER_POLICIES: dict[str, dict[str, str]] = {
     "mlbroker": {},
     "mlbroker-paper": {"price_form": "bigm", "rounding_variant": "paper"},
+    "mlbroker-plus": {"rounding": "slot-milp"},
 }
-#: Policies of ``broker-cost``; ``opt`` is P_f (9) with the hull.
-COST_POLICIES = ("mlbroker", "mlbroker-paper", "local", "central", "oasis", "opt")
+#: Policies of ``broker-cost``; ``opt`` is P_f (9) with the hull.  ``mlbroker-plus`` is the package's
+#: cost-aware integral step (:mod:`clusteropt.rounding.broker_slot`).
+COST_POLICIES = ("mlbroker", "mlbroker-paper", "mlbroker-plus", "local", "central", "oasis", "opt")
 #: Display names of the policies.
-LABELS = {"mlbroker": "mlBroker", "mlbroker-paper": "mlBroker (paper-literal)", "local": "Local",
-          "central": "Central", "oasis": "OASiS", "opt": "Opt (P_f)", "a_round": "A_round", "ir": "IR", "gr": "GR"}
+LABELS = {"mlbroker": "mlBroker", "mlbroker-paper": "mlBroker (paper-literal)", "mlbroker-plus": "mlBroker-plus",
+          "local": "Local", "central": "Central", "oasis": "OASiS", "opt": "Opt (P_f)", "a_round": "A_round",
+          "ir": "IR", "gr": "GR", "slot-milp": "A_round or slot MILP (mlBroker-plus)"}
 _REL = 1e-6
 
 
@@ -206,6 +212,8 @@ def broker_instance(params: dict[str, Any]):
         kwargs["data_per_slot"] = float(params["data_per_slot"])
     if "capacity" in params:
         kwargs["capacity"] = float(params["capacity"])
+    if "deploy_per" in params:
+        kwargs["deploy_per"] = str(params["deploy_per"])
     return random_broker(n_jobs, horizon=horizon, seed=instance_seed(params), name=f"{preset}-{n_jobs}", **kwargs)
 
 
@@ -469,8 +477,9 @@ def _rounding_dcs_figure(table):
     from clusteropt.experiments.plots import line_plot
 
     ok = ok_rows(table, "broker-rounding-dcs", ("n_dcs", "policy", "ratio"))
-    return line_plot(ok, "n_dcs", "ratio", hue="policy", xlabel="number of DCs",
-                     ylabel="rounded cost / A_fractional cost", title="Fig. 7: A_round vs IR and GR", ci=None)
+    return line_plot(ok, "n_dcs", "ratio", hue="policy", xlabel="number of DCs", labels=LABELS,
+                     ylabel="rounded cost / A_fractional cost",
+                     title="Fig. 7: A_round vs IR and GR (and the package's slot MILP)", ci=None)
 
 
 def _rounding_dcs_table(table):
@@ -641,6 +650,36 @@ def _ratio_figure(x: str, fig_no: int, xlabel: str):
     return plot
 
 
+def _deploy_table(table):
+    """Per deployment-cost reading and policy: the ratio to the optimum of (8), C3's share of it."""
+    ok = ok_rows(table, "broker-deploy", ("deploy_per", "horizon", "jobs_per_slot", "policy", "ratio", "C3"))
+    ok = ok.assign(c3_share=ok.C3 / ok.total)
+    return ok.groupby(["deploy_per", "policy"], sort=True).agg(
+        ratio_mean=("ratio", "mean"), ratio_max=("ratio", "max"), c3_share=("c3_share", "mean"),
+        total=("total", "mean"), opt_value=("opt_value", "mean"),
+        milp_denominators=("denominator", lambda s: int((s == "milp").sum())), cells=("ratio", "size")
+    ).reset_index()
+
+
+def _deploy_figure(table):
+    """Cost / optimum of (8) per policy, one panel per reading of the deployment cost."""
+    from matplotlib.figure import Figure
+
+    from clusteropt.experiments.plots import line_plot
+
+    ok = ok_rows(table, "broker-deploy", ("deploy_per", "horizon", "policy", "ratio"))
+    readings = sorted(ok.deploy_per.unique())
+    fig = Figure(layout="constrained", figsize=(5.5 * len(readings), 4.2))
+    axes = fig.subplots(1, len(readings), squeeze=False, sharey=True)[0]
+    for ax, reading in zip(axes, readings, strict=True):
+        line_plot(ok[ok.deploy_per == reading], "horizon", "ratio", ax=ax, labels=LABELS,
+                  xlabel="number of time slots T", ylabel="cost / optimum of (8)",
+                  title=f"c_i per GB of {'the model' if reading == 'model' else 'data per slot'}")
+        ax.axhline(1.0, color="black", linestyle=":", linewidth=1.0)
+    fig.suptitle("mlBroker and the baselines under the two readings of the deployment cost (small preset)")
+    return fig
+
+
 def _ratio_table(table):
     ok = ok_rows(table, "broker-ratio", ("horizon", "jobs_per_slot", "policy", "ratio"))
     return ok.groupby(["horizon", "jobs_per_slot", "policy"], sort=True).agg(
@@ -648,6 +687,26 @@ def _ratio_table(table):
         milp_denominators=("denominator", lambda s: int((s == "milp").sum())), cells=("ratio", "size"),
         opt_value=("opt_value", "mean"), total=("total", "mean")).reset_index()
 
+
+register_experiment(
+    Experiment(
+        name="broker-deploy",
+        run=run_ratio_cell,
+        grid={"preset": ["small"], "horizon": [10, 20], "jobs_per_slot": [2, 4], "data_per_slot": [700.0],
+              "deploy_per": ["model", "data"], "opt_time_limit": [300.0], "trial": list(range(5))},
+        seeds=[0],
+        policies=["mlbroker", "mlbroker-paper", "mlbroker-plus", "central", "oasis"],
+        description="cost / optimum of (8) with c_i per GB of the model (the package's reading) or of the data "
+                    "per slot: where the deployment cost and (10)'s regularization matter",
+        paper="003 Sec. 6.1 (deployment cost reading)",
+        root_seed=3000,
+        timeout=1200.0,
+        quick={"grid": {"horizon": [4], "jobs_per_slot": [1, 2], "opt_time_limit": [30.0], "trial": [0]},
+               "policies": ["mlbroker", "mlbroker-plus", "central"], "timeout": 120.0},
+        figures={"deploy": _deploy_figure},
+        tables={"deploy": _deploy_table},
+    )
+)
 
 register_experiment(
     Experiment(
@@ -677,7 +736,8 @@ register_experiment(
               "trial": list(range(5))},
         seeds=[0],
         policies=list(ROUNDINGS),
-        description="rounded cost / A_fractional's fractional cost (A_round, IR, GR) vs P_i and data per slot",
+        description="rounded cost / A_fractional's fractional cost (A_round, IR, GR; slot MILP) vs P_i and data "
+                    "per slot",
         paper="003 Fig. 6",
         root_seed=3000,
         timeout=900.0,
@@ -696,7 +756,8 @@ register_experiment(
               "trial": list(range(5))},
         seeds=[0],
         policies=list(ROUNDINGS),
-        description="rounded cost / A_fractional's fractional cost of A_round vs IR and GR vs the number of DCs",
+        description="rounded cost / A_fractional's fractional cost of A_round vs IR and GR (and the slot MILP) vs "
+                    "the number of DCs",
         paper="003 Fig. 7",
         root_seed=3000,
         timeout=900.0,
@@ -737,7 +798,7 @@ register_experiment(
         grid={"preset": ["small"], "horizon": [5, 10, 15, 20, 25], "jobs_per_slot": [1, 2, 3, 4],
               "data_per_slot": [700.0], "opt_time_limit": [300.0], "trial": list(range(5))},
         seeds=[0],
-        policies=["mlbroker", "mlbroker-paper", "local", "central", "oasis"],
+        policies=["mlbroker", "mlbroker-paper", "mlbroker-plus", "local", "central", "oasis"],
         description="cost / offline optimum of (8) (MILP where proved optimal, else P_f) vs slots and jobs per "
                     "slot, small instances",
         paper="003 Figs. 9, 10",

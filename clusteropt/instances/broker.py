@@ -54,6 +54,7 @@ from clusteropt.instances.gadget_trace import _csv_records, _rows
 
 __all__ = [
     "DEFAULT_RESOURCES",
+    "DEPLOY_PER",
     "PRESETS",
     "BrokerInstance",
     "BrokerPrices",
@@ -518,14 +519,18 @@ def _int_range(value, what: str, minimum: int) -> tuple[int, int]:
     return int(lo), int(hi)
 
 
+#: What the paper's deployment rate "[0.05, 0.1] USD per GB" is per GB of (:func:`random_broker`).
+DEPLOY_PER = ("model", "data")
+
+
 def random_broker(n_jobs: int = 100, *, horizon: int = 50, n_dcs: int | None = None,
                   duration=(10, 30), arrivals: str = "bursty", data_per_slot=500.0, sources=(2, 5),
                   capacity=(16.0, 66.0), exchange_mb=(30.0, 575.0), transfer_range=(0.01, 0.02),
-                  deploy_rate=(0.05, 0.1), image_gb=None, price_a=PAPER_PRICE_A, discount=PAPER_DISCOUNT,
-                  threshold=PAPER_THRESHOLD, threshold_scale: float = 1.0, worker_demand=PAPER_WORKER_DEMAND,
-                  ps_demand=PAPER_PS_DEMAND, resources=DEFAULT_RESOURCES, slot_days: float = 0.5,
-                  prices: BrokerPrices | None = None, transfer_costs=None, seed=None,
-                  name: str = "") -> BrokerInstance:
+                  deploy_rate=(0.05, 0.1), image_gb=None, deploy_per: str = "model",
+                  price_a=PAPER_PRICE_A, discount=PAPER_DISCOUNT, threshold=PAPER_THRESHOLD,
+                  threshold_scale: float = 1.0, worker_demand=PAPER_WORKER_DEMAND, ps_demand=PAPER_PS_DEMAND,
+                  resources=DEFAULT_RESOURCES, slot_days: float = 0.5, prices: BrokerPrices | None = None,
+                  transfer_costs=None, seed=None, name: str = "") -> BrokerInstance:
     """An mlBroker instance with the paper's Sec. 6.1 simulation settings by default.
 
     From the paper (Sec. 6.1), with the sentence each range comes from:
@@ -572,9 +577,12 @@ def random_broker(n_jobs: int = 100, *, horizon: int = 50, n_dcs: int | None = N
       ``sources``, default 2-5, capped at R); each active slot's total is split among them by a
       flat Dirichlet draw.
     * **Transfer costs** are symmetric (``d^{rr'} = d^{r'r}``), each pair drawn once.
-    * **Deployment cost**: ``c_i = rate_i * image_i``, the per-GB rate drawn in ``deploy_rate``;
-      the image size is the model's parameter size ``w_i / 1000`` GB unless ``image_gb`` (a
-      number or range, GB) is given.
+    * **Deployment cost**: ``c_i = rate_i * size_i``, the per-GB rate drawn in ``deploy_rate``.
+      The paper does not say per GB of what.  ``deploy_per="model"`` (default): ``size_i`` is the
+      model's parameter size ``w_i / 1000`` GB (0.03-0.575 GB: C3 is then about 0.01% of the
+      total), or ``image_gb`` (a number or range, GB) when given; ``deploy_per="data"``: the job's
+      mean training data per active slot (``data_per_slot``, 100-700 GB: c_i of 5-70 USD, the
+      reading under which the regularization of (10) has something to trade).
     * ``threshold_scale`` multiplies the drawn thresholds (1 for the paper; the small presets use
       less, so that their few jobs can reach the discount).
 
@@ -618,6 +626,11 @@ def random_broker(n_jobs: int = 100, *, horizon: int = 50, n_dcs: int | None = N
     w_lo, w_hi = _range(exchange_mb, "exchange_mb")
     d_lo, d_hi = _range(transfer_range, "transfer_range")
     c_lo, c_hi = _range(deploy_rate, "deploy_rate")
+    if deploy_per not in DEPLOY_PER:
+        raise ValueError(f"deploy_per = {deploy_per!r}; expected one of {', '.join(DEPLOY_PER)}")
+    if deploy_per == "data" and image_gb is not None:
+        raise ValueError("image_gb sizes the model image; with deploy_per = 'data' the size is the job's data "
+                         "per slot: give one or the other")
     if not (math.isfinite(slot_days) and slot_days > 0):
         raise ValueError(f"slot_days = {slot_days!r}; expected > 0")
     if not (math.isfinite(threshold_scale) and threshold_scale >= 0):
@@ -671,7 +684,11 @@ def random_broker(n_jobs: int = 100, *, horizon: int = 50, n_dcs: int | None = N
     else:
         i_lo, i_hi = _range(image_gb, "image_gb")
         image = rng.uniform(i_lo, i_hi, n_jobs)
-    deploy = rng.uniform(c_lo, c_hi, n_jobs) * image
+    rate = rng.uniform(c_lo, c_hi, n_jobs)
+    if deploy_per == "data":
+        active_slots = (data.sum(axis=2) > 0).sum(axis=1)
+        image = data.sum(axis=(1, 2)) / np.maximum(active_slots, 1)
+    deploy = rate * image
     return BrokerInstance(horizon=int(horizon), price_a=a, price_b=b, threshold=ell, transfer_cost=transfer_costs,
                           arrival=arr, last_slot=last, data=data, capacity=cap, worker_demand=n_dem,
                           ps_demand=m_dem, traffic=traffic, deploy_cost=deploy, resources=resources,
@@ -683,7 +700,8 @@ PRESETS = ("paper", "small", "tiny")
 
 
 def broker_preset(preset: str = "paper", *, jobs: int | None = None, horizon: int | None = None,
-                  prices: BrokerPrices | None = None, transfer_costs=None, seed=None) -> BrokerInstance:
+                  prices: BrokerPrices | None = None, transfer_costs=None, seed=None,
+                  deploy_per: str = "model") -> BrokerInstance:
     """Named settings (all other parameters as :func:`random_broker`).
 
     ``"paper"``
@@ -696,12 +714,13 @@ def broker_preset(preset: str = "paper", *, jobs: int | None = None, horizon: in
         R = 3, T = 4, 3 jobs staying 1-3 slots with data from 1-2 DCs, uniform arrivals,
         thresholds scaled by 0.1: small enough for the offline MILP (8) and hand checks.
 
-    ``prices`` / ``transfer_costs`` override the draws (their size then sets R).
+    ``prices`` / ``transfer_costs`` override the draws (their size then sets R); ``deploy_per``
+    is :func:`random_broker`'s reading of the deployment cost.
     """
     if horizon is not None and (isinstance(horizon, bool) or not isinstance(horizon, int | np.integer)
                                 or horizon < 1):
         raise ValueError(f"horizon = {horizon!r}; expected an integer >= 1 (or None for the preset's)")
-    common = {"prices": prices, "transfer_costs": transfer_costs, "seed": seed}
+    common = {"prices": prices, "transfer_costs": transfer_costs, "seed": seed, "deploy_per": deploy_per}
     override = prices is not None or transfer_costs is not None
     if preset == "paper":
         n = 100 if jobs is None else jobs

@@ -38,6 +38,12 @@ Policies (:data:`POLICIES`, :func:`make_policy`):
     The fractional solution's own cost is kept per slot in the info; with ``keep_trace=True`` the
     fractional solution itself and A_round's K + 1 candidates are kept too (:func:`trace_json`,
     ``clusteropt run --trace-fractional``).
+``mlbroker-plus`` -- :class:`MlBroker` with ``rounding="slot-milp"`` (the package's, not the paper's)
+    A_fractional, then the cheaper (in slot t, by the cost of (8)) of A_round's decision and the
+    slot's exact MILP (8) with ``v(t - 1)`` fixed (:mod:`clusteropt.rounding.broker_slot` says what
+    of the paper's guarantees survives).  The slot info records which was kept and the MILP's
+    cost, status, bound and times (``slot_milp_`` + the keys of
+    :meth:`~clusteropt.rounding.broker_slot.SlotMilpInfo.to_dict`).
 ``local`` -- :class:`Local`
     Sec. 6.3 ii): "dataset is processed locally in the data center where it is collected, with
     workers deployed in the data center, and the PS is randomly placed in one of the data
@@ -104,6 +110,8 @@ CLARABEL_RETRIES: tuple[dict[str, Any], ...] = (
     {"max_step_fraction": 0.8, "equilibrate_enable": False},
 )
 
+#: :class:`MlBroker`'s ``rounding`` of the package's cost-aware integral step (policy ``mlbroker-plus``).
+SLOT_MILP = "slot-milp"
 #: Cost components of a slot, in order.
 COST_NAMES = ("C1", "C2", "C3", "C4")
 _CEIL_SLACK = 1e-9
@@ -369,30 +377,56 @@ class MlBroker:
     ----------
     epsilon, sigma, solver, price_form, retry_options
         Of :class:`AFractional`.
-    rounding : {"a_round", "ir", "gr"}
+    rounding : {"a_round", "ir", "gr", "slot-milp"}
         Alg. 2 (default) or the Sec. 6.2 baselines IR / GR
-        (:data:`clusteropt.rounding.broker.BROKER_ROUNDINGS`).
+        (:data:`clusteropt.rounding.broker.BROKER_ROUNDINGS`); ``"slot-milp"``: the package's
+        cost-aware integral step, A_round or the slot's exact MILP, whichever costs less
+        (:func:`clusteropt.rounding.broker_slot.slot_milp_round`; policy ``mlbroker-plus``).
     rounding_variant : {"package", "paper"}
         ``"package"`` (default): a job the rounding leaves short of ``N_i(t)`` workers gets the
         missing ones; ``"paper"``: the rounding exactly as written, and such a slot raises
         :class:`~clusteropt.rounding.broker.RoundingShortError` (:func:`~clusteropt.rounding.broker.a_round`).
     keep_trace : bool
         Keep every slot's fractional solution and A_round's candidates (:func:`trace_json`).
+    slot_gap, slot_time_limit, slot_fix : float, float or None, str
+        ``rounding="slot-milp"`` only: the slot MILP's relative gap, time limit and what of
+        A_fractional's solution it keeps (``mip_gap``, ``time_limit``, ``fix`` of
+        :func:`~clusteropt.rounding.broker_slot.slot_milp_round`).
     """
 
     def __init__(self, epsilon: float | None = None, sigma: float | None = None, solver: str = "clarabel",
                  price_form: str = "tight", rounding: str = "a_round", retry_options=None,
-                 rounding_variant: str = "package", keep_trace: bool = False):
+                 rounding_variant: str = "package", keep_trace: bool = False, slot_gap: float | None = None,
+                 slot_time_limit: float | None = None, slot_fix: str | None = None):
         from clusteropt.rounding.broker import BROKER_ROUNDINGS, ROUNDING_VARIANTS
+        from clusteropt.rounding.broker_slot import (
+            DEFAULT_SLOT_FIX,
+            DEFAULT_SLOT_GAP,
+            FIX_MODES,
+            _check_gap,
+            _check_time_limit,
+        )
 
-        if rounding not in BROKER_ROUNDINGS:
-            raise ValueError(f"rounding = {rounding!r}; expected one of {', '.join(BROKER_ROUNDINGS)}")
+        if rounding not in (*BROKER_ROUNDINGS, SLOT_MILP):
+            raise ValueError(f"rounding = {rounding!r}; expected one of "
+                             f"{', '.join((*BROKER_ROUNDINGS, SLOT_MILP))}")
         if rounding_variant not in ROUNDING_VARIANTS:
             raise ValueError(f"rounding_variant = {rounding_variant!r}; expected one of "
                              f"{', '.join(ROUNDING_VARIANTS)}")
+        if rounding == SLOT_MILP and rounding_variant != "package":
+            raise ValueError("rounding = 'slot-milp' completes A_round with the package's repair; "
+                             f"rounding_variant = {rounding_variant!r} is not available with it")
+        if rounding != SLOT_MILP and (slot_gap is not None or slot_time_limit is not None or slot_fix is not None):
+            raise ValueError("slot_gap / slot_time_limit / slot_fix belong to rounding = 'slot-milp', "
+                             f"not {rounding!r}")
+        if slot_fix is not None and slot_fix not in FIX_MODES:
+            raise ValueError(f"slot_fix = {slot_fix!r}; expected one of {', '.join(FIX_MODES)}")
+        self.slot_fix = DEFAULT_SLOT_FIX if slot_fix is None else slot_fix
         self.fractional = AFractional(epsilon, sigma, solver, price_form, retry_options, keep_trace)
         self.rounding, self.rounding_variant = rounding, rounding_variant
-        self.name = "mlbroker" if rounding == "a_round" else f"mlbroker-{rounding}"
+        self.slot_gap = _check_gap(DEFAULT_SLOT_GAP if slot_gap is None else slot_gap)
+        self.slot_time_limit = _check_time_limit(slot_time_limit)
+        self.name = {"a_round": "mlbroker", SLOT_MILP: "mlbroker-plus"}.get(rounding, f"mlbroker-{rounding}")
 
     def get_params(self) -> dict[str, Any]:
         """A_fractional's :meth:`AFractional.get_params` plus ``rounding``, ``rounding_variant`` and the
@@ -400,8 +434,12 @@ class MlBroker:
         """
         from clusteropt.rounding.broker import DEFAULT_TOL
 
-        return {**self.fractional.get_params(), "rounding": self.rounding,
-                "rounding_variant": self.rounding_variant, "rounding_tol": DEFAULT_TOL}
+        params = {**self.fractional.get_params(), "rounding": self.rounding,
+                  "rounding_variant": self.rounding_variant, "rounding_tol": DEFAULT_TOL}
+        if self.rounding == SLOT_MILP:
+            params.update(slot_gap=self.slot_gap, slot_time_limit=self.slot_time_limit, slot_fix=self.slot_fix,
+                          slot_solver="highs")
+        return params
 
     @property
     def trace_(self) -> list[dict[str, Any]]:
@@ -428,12 +466,23 @@ class MlBroker:
         frac, info = self.fractional.solve_slot(t)
         frac_cost = decision_cost(inst, frac, prev_frac, t)
         t0 = time.perf_counter()
-        dec, rinfo = BROKER_ROUNDINGS[self.rounding](inst, t, frac.y, frac.s, obs.prev_v, self.rng_,
-                                                     return_info=True, variant=self.rounding_variant)
+        if self.rounding == SLOT_MILP:
+            from clusteropt.rounding.broker_slot import slot_milp_round
+
+            dec, sinfo = slot_milp_round(inst, t, frac.y, frac.s, obs.prev_v, self.rng_, return_info=True,
+                                         mip_gap=self.slot_gap, time_limit=self.slot_time_limit,
+                                         fix=self.slot_fix)
+            rinfo = sinfo.a_round
+            info.update({f"slot_milp_{k}": v for k, v in sinfo.to_dict().items()})
+            info["workers_added"] = sinfo.workers_added
+        else:
+            dec, rinfo = BROKER_ROUNDINGS[self.rounding](inst, t, frac.y, frac.s, obs.prev_v, self.rng_,
+                                                         return_info=True, variant=self.rounding_variant)
+            info["workers_added"] = rinfo.workers_added
         if self.fractional.keep_trace:
             self.fractional.trace_[-1]["rounding"] = rinfo
         info.update({f"fractional_{name}": float(c) for name, c in zip(COST_NAMES, frac_cost, strict=True)})
-        info.update(round_seconds=time.perf_counter() - t0, workers_added=rinfo.workers_added)
+        info["round_seconds"] = time.perf_counter() - t0
         return dec, info
 
 
@@ -647,16 +696,22 @@ class OASiS:
 
 
 #: Policy names of :func:`make_policy` (the CLI runs the integral ones: all but ``afractional``).
-POLICIES = ("mlbroker", "local", "central", "oasis", "afractional")
+POLICIES = ("mlbroker", "mlbroker-plus", "local", "central", "oasis", "afractional")
 
 
 def make_policy(name: str, **options):
     """A policy by name: ``mlbroker`` takes ``epsilon, sigma, solver, price_form, rounding, rounding_variant,
-    retry_options, keep_trace``; ``afractional`` the same without the two rounding ones; ``oasis``
-    ``time_limit``; the others nothing.
+    retry_options, keep_trace``; ``mlbroker-plus`` (mlBroker with ``rounding="slot-milp"``) the same
+    but ``rounding``, plus ``slot_gap, slot_time_limit, slot_fix``; ``afractional`` the same without the two
+    rounding ones; ``oasis`` ``time_limit``; the others nothing.
     """
     if name == "mlbroker":
         return MlBroker(**options)
+    if name == "mlbroker-plus":
+        if "rounding" in options:
+            raise ValueError("policy 'mlbroker-plus' is mlbroker with rounding = 'slot-milp'; "
+                             "it takes no rounding")
+        return MlBroker(rounding=SLOT_MILP, **options)
     if name == "afractional":
         return AFractional(**options)
     if name == "oasis":

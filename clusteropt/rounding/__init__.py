@@ -15,12 +15,14 @@ from clusteropt.rounding.broker import (
     round2_y,
     sample_ps,
 )
+from clusteropt.rounding.broker_slot import SlotMilpInfo, slot_milp_round
 from clusteropt.rounding.dependent import DependentRoundingInfo, pairwise_dependent_round
 
 __all__ = [
     "BROKER_ROUNDINGS",
     "BrokerRoundingInfo",
     "DependentRoundingInfo",
+    "SlotMilpInfo",
     "a_round",
     "build_transport_model",
     "greedy_round",
@@ -29,4 +31,5 @@ __all__ = [
     "round1_y",
     "round2_y",
     "sample_ps",
+    "slot_milp_round",
 ]

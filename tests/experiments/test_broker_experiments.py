@@ -15,6 +15,7 @@ FILES = {
     "broker-cost": {"costs.csv", "costs.md", "totals.csv", "fig8-total.png", "fig11-cost1.png", "fig12-cost2.png",
                     "fig13-cost3.png", "fig14-cost4.png"},
     "broker-ratio": {"ratio.csv", "ratio.md", "fig9-slots.png", "fig10-jobs.png"},
+    "broker-deploy": {"deploy.csv", "deploy.md", "deploy.png"},
 }
 TOL = 1e-3  # SCS puts A_fractional up to ~1e-4 (relative) below P_f
 
@@ -92,8 +93,29 @@ def test_quick_ratio(tmp_path):
     assert (table.lp_bound <= table.opt_value * (1 + 1e-6)).all()
     assert (table.n_jobs_actual == table.horizon * table.jobs_per_slot).all()
     assert (table.groupby(["horizon", "jobs_per_slot"]).opt_value.nunique() == 1).all()
-    assert set(table.policy) == {"mlbroker", "mlbroker-paper", "local", "central", "oasis"}
+    assert set(table.policy) == {"mlbroker", "mlbroker-paper", "mlbroker-plus", "local", "central", "oasis"}
     assert (table[table.policy.str.startswith("mlbroker")].workers_added == 0).all()
+
+
+def test_quick_deploy(tmp_path):
+    table = _quick(tmp_path, "broker-deploy")
+    assert table.verified.astype(bool).all() and (table.ratio >= 1 - 1e-6).all()
+    assert set(table.deploy_per) == {"model", "data"}
+    share = (table.C3 / table.total).groupby(table.deploy_per).mean()
+    assert share["data"] > 10 * share["model"]  # the reading moves C3 from negligible to a real share
+    # one instance per (T, jobs per slot) but for the deployment costs: the same data, other optima
+    opt = table.groupby(["horizon", "jobs_per_slot", "deploy_per"]).opt_value.first().unstack()
+    assert (opt["data"] > opt["model"]).all()
+
+
+def test_deploy_per_changes_only_the_deployment_cost():
+    base = {"preset": "small", "jobs_per_slot": 2, "horizon": 6, "trial": 0}
+    a = bx.broker_instance({**base, "deploy_per": "model"})
+    b = bx.broker_instance({**base, "deploy_per": "data"})
+    for field in ("price_a", "threshold", "transfer_cost", "arrival", "data", "capacity", "traffic"):
+        assert np.array_equal(getattr(a, field), getattr(b, field)), field
+    assert np.array_equal(a.deploy_cost, bx.broker_instance(base).deploy_cost)  # model: the default
+    assert (b.deploy_cost > 100 * a.deploy_cost).all()
 
 
 def test_instance_matches_the_presets():

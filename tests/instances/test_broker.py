@@ -223,6 +223,20 @@ def test_generator_options():
         random_broker(3, worker_demand=((0, 4),))
 
 
+def test_deploy_per_data_reads_the_rate_per_gb_of_data_per_slot():
+    model = random_broker(10, horizon=8, n_dcs=4, data_per_slot=(100.0, 700.0), seed=4)
+    data = random_broker(10, horizon=8, n_dcs=4, data_per_slot=(100.0, 700.0), deploy_per="data", seed=4)
+    per_slot = data.data.sum(axis=(1, 2)) / (data.data.sum(axis=2) > 0).sum(axis=1)
+    rate = data.deploy_cost / per_slot
+    assert ((rate >= 0.05 - 1e-12) & (rate <= 0.1 + 1e-12)).all()
+    np.testing.assert_allclose(rate, model.deploy_cost / (model.traffic / 144.0))  # the same drawn rates
+    assert np.array_equal(model.data, data.data) and np.array_equal(model.traffic, data.traffic)
+    with pytest.raises(ValueError, match="deploy_per = 'image'"):
+        random_broker(3, deploy_per="image", seed=0)
+    with pytest.raises(ValueError, match="image_gb sizes the model image"):
+        random_broker(3, deploy_per="data", image_gb=2.0, seed=0)
+
+
 def test_generator_is_reproducible_with_its_seed():
     a, b = random_broker(30, seed=123), random_broker(30, seed=123)
     assert a == b

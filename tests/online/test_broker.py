@@ -354,7 +354,7 @@ def test_errors():
         env.apply(1, {"y": 0})
     with pytest.raises(ValueError, match=r"shape \(I, R, K\)"):
         env.apply(1, BrokerDecision.empty(inst.n_jobs + 1, inst.n_dcs, inst.n_resources))
-    assert set(POLICIES) == {"mlbroker", "local", "central", "oasis", "afractional"}
+    assert set(POLICIES) == {"mlbroker", "mlbroker-plus", "local", "central", "oasis", "afractional"}
 
 
 def test_json_holds_everything_to_recheck():
