@@ -139,16 +139,26 @@ _SLOT_HELP = ("Per-slot models: the slot t (gvne: default the last; broker-milp 
               "slots; broker-regularized: required).")
 
 
-def _build(path: str, model_name: str, relax: bool, slot: int | None = None):
+def _build(path: str, model_name: str, relax: bool, slot: int | None = None, price_form: str | None = None):
     from clusteropt.models import get_model
 
     inst = _load(path)
     try:
         spec = get_model(model_name)
+        if price_form is not None and spec.kind != "broker":
+            raise ValueError(f"--price-form is an option of the broker models (paper 003), not of {spec.name!r}")
         options = {} if slot is None else {"slot": slot}
+        if price_form is not None:
+            options["price_form"] = price_form
         return inst, spec, spec.build(inst, relax=relax, **options)
     except ValueError as exc:
         raise BadInput(str(exc)) from None
+
+
+_PRICE_FORM_OPTION = click.option(
+    "--price-form", type=click.Choice(["tight", "bigm"]), default=None,
+    help="Broker models (paper 003): the price rows of Eq. (7), the convex hull (tight, the default of every "
+         "entry point) or the paper's big-M rows (8c)-(8e).")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -191,14 +201,16 @@ def models_cmd() -> None:
 @click.option("--model", "model_name", required=True, help="Registered model name.")
 @click.option("--relax", is_flag=True, help="Build the continuous relaxation.")
 @click.option("--slot", type=int, default=None, help=_SLOT_HELP)
+@_PRICE_FORM_OPTION
 @click.option("--export", "export_path", type=str, default=None,
               help="Also write the model to FILE (.lp or .mps; - writes LP to stdout).")
-def build_cmd(instance: str, model_name: str, relax: bool, slot: int | None, export_path: str | None) -> None:
+def build_cmd(instance: str, model_name: str, relax: bool, slot: int | None, price_form: str | None,
+              export_path: str | None) -> None:
     """Build a model for INSTANCE and print its components (sizes and equations)."""
     from clusteropt.models import model_summary
 
     _refuse_overwrite(export_path, "--export", *_inputs(instance))
-    _, spec, model = _build(instance, model_name, relax, slot)
+    _, spec, model = _build(instance, model_name, relax, slot, price_form)
     rows = model_summary(model)
     _echo(f"model {spec.name} ({spec.backend}){' relaxed' if relax else ''}: {spec.description}", export_path)
     _echo(_table(rows, ["component", "type", "size", "doc"]), export_path)
@@ -243,10 +255,12 @@ def _export(model, path: str) -> None:
 @click.option("--model", "model_name", required=True, help="Registered model name.")
 @click.option("--relax", is_flag=True, help="Export the continuous relaxation.")
 @click.option("--slot", type=int, default=None, help=_SLOT_HELP)
-def export_cmd(instance: str, file: str, model_name: str, relax: bool, slot: int | None) -> None:
+@_PRICE_FORM_OPTION
+def export_cmd(instance: str, file: str, model_name: str, relax: bool, slot: int | None,
+               price_form: str | None) -> None:
     """Write the model built for INSTANCE to FILE (.lp or .mps; - writes LP to stdout) with the paper's names."""
     _refuse_overwrite(file, "FILE", *_inputs(instance))
-    _, _, model = _build(instance, model_name, relax, slot)
+    _, _, model = _build(instance, model_name, relax, slot, price_form)
     _export(model, file)
 
 
@@ -259,13 +273,14 @@ def export_cmd(instance: str, file: str, model_name: str, relax: bool, slot: int
 @click.option("--threads", type=int, default=None, help="Solver threads.")
 @click.option("--relax", is_flag=True, help="Solve the continuous relaxation.")
 @click.option("--slot", type=int, default=None, help=_SLOT_HELP)
+@_PRICE_FORM_OPTION
 @click.option("--json", "json_path", type=str, default=None, help="Write the result to FILE (-: stdout).")
-def solve_cmd(instance, model_name, solver, time_limit, mip_gap, threads, relax, slot, json_path):
+def solve_cmd(instance, model_name, solver, time_limit, mip_gap, threads, relax, slot, price_form, json_path):
     """Build and solve the model for INSTANCE; print the result (and write it as JSON)."""
     from clusteropt.solvers import SolverError, SolverUnavailableError, solve
 
     _refuse_overwrite(json_path, "--json", *_inputs(instance))
-    _, spec, model = _build(instance, model_name, relax, slot)
+    _, spec, model = _build(instance, model_name, relax, slot, price_form)
     try:
         result = solve(model, solver, time_limit=time_limit, mip_gap=mip_gap, threads=threads,
                        raise_on_nonoptimal=False)
@@ -281,7 +296,8 @@ def solve_cmd(instance, model_name, solver, time_limit, mip_gap, threads, relax,
         from clusteropt.provenance import solver_block
 
         options = {"time_limit": time_limit, "mip_gap": mip_gap, "threads": threads}
-        payload = {"instance": instance, "model": spec.name, "relax": relax, "slot": slot, **result.to_dict(),
+        payload = {"instance": instance, "model": spec.name, "relax": relax, "slot": slot,
+                   **({"price_form": model.price_form} if spec.kind == "broker" else {}), **result.to_dict(),
                    "provenance": _provenance(solver_block(result.solver, options))}
         _write_text(json_path, json.dumps(payload, indent=1) + "\n")
         if not _is_stdout(json_path):

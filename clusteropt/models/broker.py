@@ -17,8 +17,8 @@ pairs; decisions are read back over all jobs (zero rows for inactive ones) as
     * the price of ``h_k^r(t) = sum_{i in I_t} (n_{i,k} y_i^r(t) + m_{i,k} s_i^r(t))`` (Expression
       ``h``, Eq. (3)), ``price_form="bigm"`` (the paper's): ``eq8c``: ``x >= a h - M u^1``,
       ``eq8d``: ``x >= b h + e - M u^2``, ``eq8e``: ``u^1 + u^2 = 1`` with ``M = inst.big_m[r, k]``;
-      ``price_form="tight"``: ``eq8e`` and the convex-hull rows ``eq7_split``, ``eq7_first``,
-      ``eq7_second``, ``eq7_hull`` (below);
+      ``price_form="tight"`` (the default of every entry point, :data:`DEFAULT_PRICE_FORM`): ``eq8e``
+      and the convex-hull rows ``eq7_split``, ``eq7_first``, ``eq7_second``, ``eq7_hull`` (below);
     * ``eq8f``: ``sum_r s_i^r(t) = 1``;
     * ``eq8g``: ``U v_i^r(t) >= y_i^r(t) + s_i^r(t)`` with ``U = inst.big_u``;
     * ``eq8h``: ``z_i^r(t) >= v_i^r(t) - v_i^r(t - 1)`` (``v(t - 1)`` is the variable of the previous
@@ -122,6 +122,7 @@ from clusteropt.models.size import check_model_size
 
 __all__ = [
     "DEFAULT_EPSILON",
+    "DEFAULT_PRICE_FORM",
     "PRICE_FORMS",
     "BrokerSlotModel",
     "broker_lp_bound",
@@ -138,6 +139,9 @@ log = logging.getLogger(__name__)
 
 #: Formulations of the volume-discount price (7): the paper's big-M rows or the convex hull.
 PRICE_FORMS = ("bigm", "tight")
+#: The price form of every entry point unless given (models, policies, CLI): the convex hull, which
+#: has the MILP's optimum and a tighter relaxation (module docstring); ``"bigm"`` is the paper's.
+DEFAULT_PRICE_FORM = "tight"
 
 #: Default ``epsilon`` of (10).  The paper varies it in Fig. 5 without naming a default (our choice).
 DEFAULT_EPSILON = 0.1
@@ -199,7 +203,7 @@ def price_bound(inst: BrokerInstance, t: int) -> np.ndarray:
 # the MILP (8) and P_f (9), Pyomo
 
 
-def build_broker_milp(inst: BrokerInstance, *, slots=None, prev_v=None, price_form: str = "bigm",
+def build_broker_milp(inst: BrokerInstance, *, slots=None, prev_v=None, price_form: str = "tight",
                       relax: bool = False) -> pyo.ConcreteModel:
     """Problem P (8) of paper 003 over the horizon or a window of slots; ``relax=True``: P_f (9).
 
@@ -213,9 +217,10 @@ def build_broker_milp(inst: BrokerInstance, *, slots=None, prev_v=None, price_fo
         ``v_i^r(t_0 - 1)`` for the first slot ``t_0`` of the model, used by (8h) (default 0:
         nothing deployed; pass zeros for jobs not active in ``t_0 - 1``, as
         :func:`~clusteropt.verify.check_broker_decision` reads it).
-    price_form : {"bigm", "tight"}
-        The paper's (8c)-(8e) with ``M = inst.big_m[r, k]``, or the convex-hull form of (7)
-        (module docstring: same MILP optimum, LP bound never lower).
+    price_form : {"tight", "bigm"}
+        The convex-hull form of (7) (default, the package's: same MILP optimum, LP bound never
+        lower; module docstring), or the paper's (8c)-(8e) with ``M = inst.big_m[r, k]``.  Every
+        entry point has the same default (:data:`DEFAULT_PRICE_FORM`).
     relax : bool
         Continuous variables: P_f (9) (module docstring).
 
@@ -491,12 +496,13 @@ def broker_offline_optimum(inst: BrokerInstance, *, time_limit: float | None = N
 
 
 def broker_lp_bound(inst: BrokerInstance, *, time_limit: float | None = None, solver: str = "highs",
-                    price_form: str = "bigm"):
+                    price_form: str = "tight"):
     """The offline fractional optimum: P_f (9) over slots ``1 .. T``, ``(value, result)``.
 
-    ``price_form="bigm"`` (default) is the paper's P_f, the denominator of Fig. 5's ratio;
-    ``"tight"`` the relaxation of the convex-hull form: a lower bound of (8) at least as high
-    (module docstring).  ``result.values`` / the model's variables hold the fractional solution.
+    ``price_form="tight"`` (default) is the relaxation of the convex-hull form: a lower bound of
+    (8) at least as high as the paper's; ``"bigm"`` is the paper's P_f, the denominator of Fig. 5's
+    ratio with the paper's rows (module docstring).  ``result.values`` / the model's variables hold
+    the fractional solution.
 
     Raises
     ------
@@ -528,11 +534,11 @@ class BrokerSlotModel(CvxpyModel):
     prev_v: np.ndarray | None = None
     epsilon: float = DEFAULT_EPSILON
     sigma: float = math.log(1.0 + 1.0 / DEFAULT_EPSILON)
-    price_form: str = "bigm"
+    price_form: str = "tight"
 
 
 def build_broker_regularized(inst: BrokerInstance, t: int, prev_v=None, *, epsilon: float = DEFAULT_EPSILON,
-                             sigma: float | None = None, price_form: str = "bigm") -> BrokerSlotModel:
+                             sigma: float | None = None, price_form: str = "tight") -> BrokerSlotModel:
     """The regularized convex problem (10) of slot t (Sec. 4.1, Alg. 1 line 4) as a CVXPY problem.
 
     Objective (Eq. (10); ``sigma = ln(1 + 1 / epsilon)`` by default, Sec. 4.1)::
@@ -547,14 +553,14 @@ def build_broker_regularized(inst: BrokerInstance, t: int, prev_v=None, *, epsil
     ``y <= N_i(t)`` (``y_bound``; it does not change the optimum, see the module docstring).
 
     The price.  ``min(a h, b h + e)`` is concave, so it cannot enter a convex objective as it is.
-    ``price_form="bigm"`` (default) is the paper's choice: keep ``x`` and the rows (8c)-(8e) with
+    ``price_form="bigm"`` is the paper's choice: keep ``x`` and the rows (8c)-(8e) with
     ``u^1, u^2`` relaxed to ``u >= 0``, ``u^1 + u^2 = 1``.  What that implies: for a given ``h`` the
     cheapest feasible ``x`` is ``max(0, ((a + b) h + e - M) / 2)`` (the two rows cross at
     ``u^1 = (a h - b h - e + M) / (2 M)``), so with ``M = inst.big_m`` (the bound of
     ``(a - b)|h - l|`` over all jobs) the resource price is 0 for every ``h`` up to
     ``(M - e) / (a + b)``: problem (10) sees almost none of C2, and the fractional decisions
-    follow C1, C4 and the regularized deployment cost.  ``price_form="tight"`` uses the convex
-    hull rows instead (``h = h_a + h_b``, ``h_a <= H u^2``, ``h_b <= H u^1``,
+    follow C1, C4 and the regularized deployment cost.  ``price_form="tight"`` (default, as in
+    every entry point) uses the convex hull rows instead (``h = h_a + h_b``, ``h_a <= H u^2``, ``h_b <= H u^1``,
     ``x >= a h_a + b h_b + e u^1``, ``H = price_bound(inst, t)``), whose cheapest ``x`` is the chord
     ``h F(H) / H`` of the price on ``[0, H]``: a convex under-estimator that keeps the prices.
 
@@ -569,7 +575,8 @@ def build_broker_regularized(inst: BrokerInstance, t: int, prev_v=None, *, epsil
         ``epsilon > 0`` of (10) (default :data:`DEFAULT_EPSILON`).
     sigma : float, optional
         The scale ``sigma > 0``; default ``ln(1 + 1 / epsilon)`` (the paper's definition).
-    price_form : {"bigm", "tight"}
+    price_form : {"tight", "bigm"}
+        The convex hull (default) or the paper's big-M rows (below).
 
     Returns
     -------
@@ -683,18 +690,19 @@ def decision_from_regularized(model: BrokerSlotModel) -> BrokerDecision:
 # registry
 
 
-def _milp_builder(inst: BrokerInstance, relax: bool = False, slot: int | None = None, price_form: str = "bigm"):
+def _milp_builder(inst: BrokerInstance, relax: bool = False, slot: int | None = None,
+                  price_form: str = "tight"):
     """Registry builder: (8) over the horizon, or the one-slot problem of ``slot`` (no earlier deployment)."""
     return build_broker_milp(inst, slots=slot, price_form=price_form, relax=relax)
 
 
-def _lp_builder(inst: BrokerInstance, relax: bool = True, slot: int | None = None, price_form: str = "bigm"):
+def _lp_builder(inst: BrokerInstance, relax: bool = True, slot: int | None = None, price_form: str = "tight"):
     """Registry builder: P_f (9) (always relaxed), over the horizon or one slot."""
     return build_broker_milp(inst, slots=slot, price_form=price_form, relax=True)
 
 
 def _regularized_builder(inst: BrokerInstance, relax: bool = True, slot: int | None = None,
-                         epsilon: float = DEFAULT_EPSILON, price_form: str = "bigm"):
+                         epsilon: float = DEFAULT_EPSILON, price_form: str = "tight"):
     """Registry builder: (10) of ``slot`` with ``v(t - 1) = 0`` (already continuous: ``relax`` is moot)."""
     if slot is None:
         raise ValueError("model 'broker-regularized' is the one-slot problem (10): give the slot t "

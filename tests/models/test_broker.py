@@ -7,6 +7,7 @@ recomputed in numpy, and the registry / CLI entry points.
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -536,8 +537,9 @@ def test_regularized_model_structure():
     assert (model.epsilon, model.sigma) == (0.5, 2.0)
     assert set(model.constraints) == {"8a", "8b", "8e", "8f", "8g", "8i", "8j", "y_bound", "7_split", "7_first",
                                       "7_second", "7_hull"}
-    assert set(build_broker_regularized(inst, 2).constraints) == {"8a", "8b", "8c", "8d", "8e", "8f", "8g",
-                                                                  "8i", "8j", "y_bound"}
+    assert set(build_broker_regularized(inst, 2, price_form="bigm").constraints) == {
+        "8a", "8b", "8c", "8d", "8e", "8f", "8g", "8i", "8j", "y_bound"}
+    assert set(build_broker_regularized(inst, 2).constraints) == set(model.constraints)  # tight: the default
     n_j, n_r, n_k = len(model.jobs), inst.n_dcs, inst.n_resources
     shapes = {"y": (n_j, n_r), "s": (n_j, n_r), "v": (n_j, n_r), "q": (n_j, n_r, n_r), "g": (n_j, n_r, n_r),
               "x": (n_r, n_k), "u1": (n_r, n_k), "u2": (n_r, n_k), "h_a": (n_r, n_k), "h_b": (n_r, n_k)}
@@ -580,7 +582,8 @@ def test_registry_builders():
     milp = get_model("broker-milp")
     assert milp.backend == "pyomo"
     m = milp.build(inst)
-    assert m.slots == (1, 2, 3, 4) and not m.relaxed and m.price_form == "bigm"
+    assert m.slots == (1, 2, 3, 4) and not m.relaxed and m.price_form == "tight"  # the default everywhere
+    assert milp.build(inst, price_form="bigm").price_form == "bigm"
     assert milp.build(inst, relax=True).relaxed
     one = milp.build(inst, slot=3, price_form="tight")
     assert one.slots == (3,) and one.price_form == "tight" and not one.prev_v.any()
@@ -607,12 +610,36 @@ def _run(capsys, *args) -> tuple[int, str, str]:
 
 def test_cli_build_and_export_milp(tiny_file, tmp_path, capsys):
     out_lp = tmp_path / "x.lp"
-    code, out, err = _run(capsys, "build", tiny_file, "--model", "broker-milp", "--export", out_lp)
+    code, out, err = _run(capsys, "build", tiny_file, "--model", "broker-milp", "--price-form", "bigm", "--export",
+                          out_lp)
     assert code == 0, err
     assert "model broker-milp (pyomo)" in out and "eq8a" in out and f"wrote {out_lp}" in out
     text = out_lp.read_text()
     assert "\nbinary\n" in text and "\ngeneral\n" in text  # integrality sections
     assert "c_u_eq8a(" in text and "c_e_eq8b(" in text and "c_u_eq8c(" in text and "\neq8:\n" in text
+    code, _, err = _run(capsys, "export", tiny_file, out_lp, "--model", "broker-milp")  # the default: the hull
+    assert code == 0, err
+    assert "c_u_eq8c(" not in out_lp.read_text() and "eq7_hull(" in out_lp.read_text()
+    code, _, err = _run(capsys, "build", tiny_file, "--model", "broker-milp", "--price-form", "hull")
+    assert code == 2 and "'hull' is not one of 'tight', 'bigm'" in err
+
+
+def test_one_price_form_default_everywhere(tiny_file, tmp_path, capsys):
+    from clusteropt.models.broker import DEFAULT_PRICE_FORM
+    from clusteropt.online.broker import make_policy
+
+    inst = broker_preset("tiny", seed=0)
+    assert DEFAULT_PRICE_FORM == "tight"
+    assert build_broker_milp(inst).price_form == build_broker_regularized(inst, 2).price_form == DEFAULT_PRICE_FORM
+    assert make_policy("mlbroker").get_params()["price_form"] == DEFAULT_PRICE_FORM
+    out = tmp_path / "r.json"
+    for form, extra in (("tight", ()), ("bigm", ("--price-form", "bigm"))):
+        code, _, err = _run(capsys, "solve", tiny_file, "--model", "broker-regularized", "--slot", "2", *extra,
+                            "--json", out)
+        assert code == 0, err
+        assert json.loads(out.read_text())["price_form"] == form
+    code, _, err = _run(capsys, "solve", tiny_file, "--model", "broker-lp", "--price-form", "bigm", "--json", out)
+    assert code == 0 and json.loads(out.read_text())["price_form"] == "bigm"
 
 
 def test_cli_build_and_export_lp_one_slot(tiny_file, tmp_path, capsys):
@@ -621,7 +648,7 @@ def test_cli_build_and_export_lp_one_slot(tiny_file, tmp_path, capsys):
     code, _, err = _run(capsys, "build", tiny_file, "--model", "broker-lp", "--slot", "2", "--export", out_mps)
     assert code == 0, err
     text = out_mps.read_text()
-    assert "NAME broker-lp-bigm-t2" in text
+    assert "NAME broker-lp-tight-t2" in text
     assert "MARKER" not in text  # continuous
     # only slot 2's jobs: y columns for the active jobs, bounded by N_i(2)
     ups = {line.split()[2]: float(line.split()[3]) for line in text.splitlines()
