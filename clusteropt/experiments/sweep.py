@@ -73,8 +73,16 @@ def _run_dask(tasks: list[dict[str, Any]], n_jobs: int, scheduler: Any) -> Itera
     if isinstance(scheduler, Client):
         client = scheduler
     elif scheduler is None:
-        cluster = LocalCluster(n_workers=n_jobs, threads_per_worker=1, host="127.0.0.1",
-                               dashboard_address=None, processes=True)
+        try:
+            cluster = LocalCluster(n_workers=n_jobs, threads_per_worker=1, host="127.0.0.1",
+                                   dashboard_address=None, processes=True)
+        except Exception as exc:  # every start failure gets the same advice
+            raise RuntimeError(
+                f"could not start the local Dask cluster ({type(exc).__name__}: {exc}).  Its worker processes "
+                "start by importing the script that called run_sweep; called at a script's top level, that "
+                "import runs the sweep again.  Put the call under `if __name__ == \"__main__\":`, or pass "
+                "scheduler= (a running cluster), or use backend='joblib'"
+            ) from exc
         owned.append(cluster)
         client = Client(cluster)
         owned.insert(0, client)
@@ -156,7 +164,9 @@ def run_sweep(
         cluster's workers set the parallelism and ``n_jobs`` is not used.
     backend : {"joblib", "dask"}, optional
         Default: ``"dask"`` when a ``scheduler`` is given, else ``"joblib"`` (loky processes).
-        ``"dask"`` without a scheduler starts a local cluster of ``n_jobs`` workers on 127.0.0.1.
+        ``"dask"`` without a scheduler starts a local cluster of ``n_jobs`` workers on 127.0.0.1;
+        its worker processes import the calling script, so a script must make the call under
+        ``if __name__ == "__main__":`` (a ``RuntimeError`` says so when the cluster cannot start).
     scheduler : str or distributed.Client, optional
         A Dask scheduler address (``"tcp://host:8786"``) or a connected client.  The workers need
         clusteropt (and the module defining the cell function) importable.

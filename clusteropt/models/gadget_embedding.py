@@ -6,8 +6,8 @@ job i has one ring size ``kappa_i``.  The augmented LP embeds each job's ``kappa
 fractionally (``x[i]`` in [0, 1] is the fraction embedded) and its solution must be a convex
 combination of *valid mappings* ``omega_i^k`` with weights ``varphi_i^k`` (``sum_k varphi_i^k =
 x[i]``) whose node and link loads add up to the LP's.  The paper borrows the construction from
-Rost and Schmid's extended graph ([5, Formulation 2]); ``../shared/notes/ring-embedding-lp.md``
-restores it.  Two forms, one contract:
+Rost and Schmid's extended graph ([5, Formulation 2]); :mod:`clusteropt.models.gadget_extended`
+restores it and documents the reconstruction.  Two forms, one contract:
 
 ``form="extended"`` (:mod:`clusteropt.models.gadget_extended`)
     Rost and Schmid's extended graph specialised to rings, on any topology.

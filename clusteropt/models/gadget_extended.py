@@ -1,11 +1,11 @@
 """Paper 000 (GADGET), Alg. 2 line 4 on any topology: Rost and Schmid's extended-graph LP
 ("Formulation 2" of [5]) specialised to rings of fixed sizes, and its decomposition (line 6).
 
-Reconstruction, tagged as in ``shared/notes/ring-embedding-lp.md``: the paper only names the
-"augmented LP ... that binds multiple copies of a reduced version of Problem (12)"; the extended
-graph and the decomposition are Rost and Schmid's [R], their specialisation to rings (below) is
-ours [I] (notes, Part C10).  Constraint numbers ``(8)``-``(18)`` are those of the notes (the
-reference code's), ``Eq. (n)`` are the paper's.
+Reconstruction, tagged by source: the paper only names the "augmented LP ... that binds multiple
+copies of a reduced version of Problem (12)"; the extended graph and the decomposition are Rost
+and Schmid's [R], their specialisation to rings (below) is ours [I] (part C10 of the
+reconstruction).  Constraint numbers ``(8)``-``(18)`` are the reconstruction's, listed below;
+``Eq. (n)`` are the paper's.
 
 The LP.  Job i (ring size ``kappa = kappa_i``) has ring nodes ``a_0 .. a_{kappa-1}`` and ring
 edges ``a_j -> a_{j+1 mod kappa}``.  Root ``a_0``, target ``a_h`` with ``h = kappa // 2``; branch 1

@@ -237,7 +237,7 @@ def theorem8_constants(problem, decomposition: Decomposition, *, epsilon: float 
     demand of job i there (one worker's ``l_i^r``; ``b_i`` on a link) and ``C_max`` the largest
     load one of its mappings in the decomposition puts there (the mappings the rounding can
     draw).  The paper does not say what ``epsilon`` is nor the base of the logarithm
-    (``../shared/notes/ring-embedding-lp.md``, C10: not recoverable); we take the natural
+    (that part of the text is not recoverable from our copy of the paper); we take the natural
     logarithm and, unless given, ``epsilon`` = the largest ratio of one job's load to the
     capacity it loads (the ratio a Hoeffding bound scales with).  Both are documented guesses.
     The LP may use, fractionally, a mapping that alone exceeds a capacity; then this default

@@ -299,3 +299,16 @@ def test_kill_minus_nine_leaves_no_cell_process_even_one_holding_the_gil(request
                 os.killpg(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+
+
+@pytest.mark.slow  # starts (and fails to start) a local Dask cluster: about 10 s
+def test_unguarded_script_on_a_local_dask_cluster_says_what_to_do(tmp_path):
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        "from clusteropt.experiments import get_experiment, run_sweep\n"
+        "spec = get_experiment('worker-placement-gap').quick_variant()\n"
+        f"run_sweep(spec, n_jobs=1, backend='dask', store={str(tmp_path / 's.sqlite')!r}, progress=False)\n")
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode != 0
+    assert 'Put the call under `if __name__ == "__main__":`' in proc.stderr
