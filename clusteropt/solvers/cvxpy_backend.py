@@ -216,6 +216,28 @@ def problem_class(problem: cp.Problem) -> str:
     return "SOC"
 
 
+#: Keywords of ``cvxpy.Problem.solve`` itself: a native option of the same name cannot go beside them.
+_CVXPY_SOLVE_KEYWORDS = ("solver", "verbose", "gp", "qcp", "requires_grad", "enforce_dpp", "ignore_dpp", "method",
+                         "warm_start")
+
+
+def _unclash(native_options: dict[str, Any], solver: str, name: str) -> dict[str, Any]:
+    """Native options whose names are also keywords of ``Problem.solve`` (HiGHS's ``solver``,
+    ``{"solver": "ipm"}``) go through CVXPY's ``highs_options`` dict, its way around the clash; for
+    another solver such an option is refused with a ``ValueError`` naming it.
+    """
+    clash = [k for k in native_options if k in _CVXPY_SOLVE_KEYWORDS and k != "warm_start"]
+    if not clash:
+        return native_options
+    if solver != cp.HIGHS:
+        raise ValueError(f"native option(s) {', '.join(map(repr, clash))} of {name} share a name with a keyword "
+                         "of cvxpy.Problem.solve and cannot be passed through CVXPY")
+    out = {k: v for k, v in native_options.items() if k not in clash}
+    out["highs_options"] = {**dict(native_options.get("highs_options") or {}),
+                            **{k: native_options[k] for k in clash}}
+    return out
+
+
 def solve_cvxpy(
     model: cp.Problem | CvxpyModel,
     spec: SolverSpec,
@@ -232,6 +254,7 @@ def solve_cvxpy(
         # CVXPY would pick this backend itself (its C++ one takes at most 2-d expressions) and warn on
         # stderr at every solve; choosing it here is the same canonicalization without the noise
         native_options = {**native_options, "canon_backend": cp.SCIPY_CANON_BACKEND}
+    native_options = _unclash(native_options, route.native, spec.name)
     start = time.perf_counter()
     try:
         with warnings.catch_warnings():
