@@ -76,6 +76,8 @@ def test_quick_cost(tmp_path):
         assert paper[["price_form", "rounding_variant"]].values.tolist() == [["bigm", "paper"]]
         assert ml[["price_form", "rounding_variant"]].values.tolist() == [["tight", "package"]]
         assert (paper.workers_added == 0).all() and (paper.total >= paper.fractional_total).all()
+        plus = here[here.policy == "mlbroker-plus"]  # the same A_fractional run, another integral step
+        assert plus.fractional_total.item() == pytest.approx(ml.fractional_total.item(), rel=1e-9)
     from clusteropt.experiments.broker import _cost_table
 
     costs = _cost_table(table)
