@@ -176,16 +176,27 @@ def cli(verbose: int) -> None:
     logging.getLogger("clusteropt.progress").setLevel(min(level, logging.INFO))
 
 
+_LISTING_JSON = click.option("--json", "as_json", is_flag=True,
+                             help="Print the listing as JSON (a list of objects).")
+
+
+def _listing(rows: list[dict], columns: list[str], as_json: bool) -> None:
+    """A listing as a table, or with ``--json`` as a JSON list of the rows (every key)."""
+    click.echo(json.dumps(rows, indent=1) if as_json else _table(rows, columns))
+
+
 @cli.command("solvers")
-def solvers_cmd() -> None:
+@_LISTING_JSON
+def solvers_cmd(as_json: bool) -> None:
     """List the registered solvers: backends, capabilities, and where they are available here."""
     from clusteropt.solvers import solver_table
 
-    click.echo(_table(solver_table(), ["name", "backends", "capabilities", "available"]))
+    _listing(solver_table(), ["name", "backends", "capabilities", "available"], as_json)
 
 
 @cli.command("models")
-def models_cmd() -> None:
+@_LISTING_JSON
+def models_cmd(as_json: bool) -> None:
     """List the registered models with the instance kind each takes."""
     from clusteropt.models import MODELS
 
@@ -193,7 +204,7 @@ def models_cmd() -> None:
         {"model": m.name, "kind": m.kind, "backend": m.backend, "description": m.description}
         for m in MODELS.values()
     ]
-    click.echo(_table(rows, ["model", "kind", "backend", "description"]))
+    _listing(rows, ["model", "kind", "backend", "description"], as_json)
 
 
 @cli.command("build")
@@ -1015,13 +1026,14 @@ _MODULE_OPTION = click.option(
 
 @experiment_group.command("list")
 @_MODULE_OPTION
-def experiment_list_cmd(modules: tuple[str, ...]) -> None:
+@_LISTING_JSON
+def experiment_list_cmd(modules: tuple[str, ...], as_json: bool) -> None:
     """List the registered experiments with their cell counts (full and --quick)."""
     from clusteropt.experiments import EXPERIMENTS
 
     _import_modules(modules)
     rows = [EXPERIMENTS[name].describe() for name in sorted(EXPERIMENTS)]
-    click.echo(_table(rows, ["name", "paper", "cells", "quick cells", "policies", "description"]))
+    _listing(rows, ["name", "paper", "cells", "quick cells", "policies", "description"], as_json)
 
 
 @experiment_group.command("run")

@@ -137,6 +137,30 @@ def test_models(capsys):
     assert set(rows) == set(registry_module.MODELS)
 
 
+def test_listings_as_json(capsys):
+    code, out, _ = run(capsys, "models", "--json")
+    models = json.loads(out)
+    assert code == 0 and {m["model"] for m in models} == set(registry_module.MODELS)
+    assert all(set(m) == {"model", "kind", "backend", "description"} for m in models)
+    code, out, _ = run(capsys, "solvers", "--json")
+    solvers = {s["name"]: s for s in json.loads(out)}
+    assert code == 0 and "pyomo" in solvers["highs"]["available"] and "description" in solvers["highs"]
+    code, out, _ = run(capsys, "experiment", "list", "--json")
+    experiments = {e["name"]: e for e in json.loads(out)}
+    assert code == 0 and experiments["broker-cost"]["cells"] > experiments["broker-cost"]["quick cells"]
+
+
+@pytest.mark.parametrize("command", ["--help", "models", "solvers"])
+def test_listings_import_no_cvxpy_nor_scipy_special(command):
+    # what makes a listing start in well under a second: it imports neither CVXPY (about 2 s) nor
+    # scipy.special (half a second); the builders and solvers import them when they run
+    code = ("import sys; from clusteropt.cli import main; code = main([" + repr(command) + "]); "
+            "print([m for m in ('cvxpy', 'scipy.special') if m in sys.modules])")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "[]"
+
+
 @pytest.mark.parametrize("model", ["worker-placement", "worker-placement-cvxpy"])
 def test_build_prints_components_and_totals(capsys, inst_file, model):
     code, out, err = run(capsys, "build", inst_file, "--model", model)

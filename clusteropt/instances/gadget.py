@@ -32,7 +32,6 @@ import itertools
 from collections.abc import Mapping
 
 import numpy as np
-from scipy.special import expit
 
 from clusteropt.instances.base import (
     FLOAT_INT_LIMIT,
@@ -84,6 +83,8 @@ def utility_value(kind: str, params, x) -> np.ndarray:
     extra = (slice(None),) + (None,) * max(x.ndim - 1, 0)
     l1, l2, l3 = p[:, 0][extra], p[:, 1][extra], p[:, 2][extra]
     if kind == "sigmoid":
+        from scipy.special import expit  # here: scipy.special takes half a second to import
+
         return l1 * expit(l2 * (x - l3))  # = l1 / (1 + exp(-l2 (x - l3))), without overflow
     if kind == "sqrt":
         return l1 * np.sqrt(np.maximum(x, 0.0))

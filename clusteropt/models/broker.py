@@ -110,7 +110,6 @@ import math
 import time
 from collections.abc import Iterable
 
-import cvxpy as cp
 import numpy as np
 import pyomo.environ as pyo
 
@@ -597,6 +596,8 @@ def build_broker_regularized(inst: BrokerInstance, t: int, prev_v=None, *, epsil
     >>> res.termination.name, res.values["y"].shape == (len(inst.active(2)), inst.n_dcs)
     ('OPTIMAL', True)
     """
+    import cvxpy as cp  # here: importing the models needs no CVXPY
+
     if isinstance(t, bool) or not isinstance(t, int | np.integer) or not 1 <= t <= inst.horizon:
         raise ValueError(f"t = {t!r}; expected a slot in 1 .. T = {inst.horizon}")
     t = int(t)

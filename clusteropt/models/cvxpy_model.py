@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import cvxpy as cp
+if TYPE_CHECKING:  # imported lazily: listing the models (``clusteropt models``) needs no CVXPY
+    import cvxpy as cp
 
 __all__ = ["CvxpyModel"]
 

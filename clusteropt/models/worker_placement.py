@@ -12,7 +12,6 @@ parameters, so an online loop can change them and re-solve through
 
 from __future__ import annotations
 
-import cvxpy as cp
 import numpy as np
 import pyomo.environ as pyo
 
@@ -99,6 +98,8 @@ def build_worker_placement_cvxpy(
     >>> cm.summary()["constraints"]
     {'workers_limit': 3, 'capacity': 6}
     """
+    import cvxpy as cp  # here: importing the models needs no CVXPY
+
     n_i, n_s = inst.n_jobs, inst.n_servers
     y = cp.Variable((n_i, n_s), name="y", nonneg=True, integer=not relax)
     C = cp.Parameter(inst.capacity.shape, name="C", nonneg=True, value=np.array(inst.capacity))
