@@ -132,11 +132,17 @@ def _write_text(path: str, text: str) -> None:
     try:
         write_text_atomic(path, text)
     except OSError as exc:
-        raise BadInput(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise BadInput(_cannot_write(path, exc)) from None
 
 
 _SLOT_HELP = ("Per-slot models: the slot t (gvne: default the last; broker-milp / broker-lp: default all "
               "slots; broker-regularized: required).")
+
+
+def _cannot_write(path, exc: OSError) -> str:
+    """``cannot write PATH: why``, once (an error of ours may already say "cannot write PATH")."""
+    why = exc.strerror or str(exc)
+    return why if why.startswith("cannot write") else f"cannot write {path}: {why}"
 
 
 def _build(path: str, model_name: str, relax: bool, slot: int | None = None, price_form: str | None = None):
@@ -256,7 +262,7 @@ def _export(model, path: str) -> None:
     except (ValueError, UnsuitableSolverError) as exc:
         raise BadInput(str(exc)) from None
     except OSError as exc:
-        raise BadInput(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise BadInput(_cannot_write(path, exc)) from None
     click.echo(f"wrote {path}")
 
 
@@ -378,7 +384,7 @@ def _write_instance(inst, path: str) -> None:
     try:
         inst.to_json(path)
     except OSError as exc:
-        raise BadInput(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise BadInput(_cannot_write(path, exc)) from None
 
 
 #: Command options that name input files: written with their SHA-256 in every output's provenance.

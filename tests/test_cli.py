@@ -543,3 +543,12 @@ def test_console_script_help():
                           text=True, timeout=120, env=subprocess_env())
     assert proc.returncode == 2
     assert proc.stderr.strip() == "error: no such instance file: missing.json"
+
+
+def test_cannot_write_says_it_once():
+    from clusteropt.cli import _cannot_write
+
+    assert _cannot_write("x.lp", FileNotFoundError("cannot write x.lp: no such directory d")) == (
+        "cannot write x.lp: no such directory d")
+    assert _cannot_write("x.lp", FileNotFoundError(2, "No such file or directory")) == (
+        "cannot write x.lp: No such file or directory")

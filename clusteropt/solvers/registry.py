@@ -49,6 +49,21 @@ class Capability(enum.Enum):
 OptionMap = Mapping[str, Callable[[Any], dict[str, Any]]]
 
 
+#: How to install what a route needs (a Python module or an executable), for the error that names it.
+INSTALL_HINTS: dict[str, str] = {
+    "highspy": "pip install highspy",
+    "pyscipopt": "pip install 'clusteropt[scip]'",
+    "gurobipy": "pip install gurobipy; Gurobi needs a licence beyond its size-limited one",
+    "clarabel": "pip install clarabel",
+    "scs": "pip install scs",
+    "cvxpy": "pip install cvxpy",
+    "cylp": "pip install cylp (needs the CBC libraries)",
+    "cvxopt": "pip install cvxopt",
+    "cbc": "the COIN-OR CBC executable on PATH, e.g. apt install coinor-cbc",
+    "glpsol": "the GLPK executable on PATH, e.g. apt install glpk-utils",
+}
+
+
 @dataclass(frozen=True)
 class Route:
     """How one backend reaches a solver: its native name, what must be installed, and how the
@@ -106,9 +121,10 @@ class SolverSpec:
         gone = route.missing()
         if gone:
             others = ", ".join(available_solvers(backend)) or "none"
+            hints = "; ".join(INSTALL_HINTS.get(g, f"install {g}") for g in gone)
             raise SolverUnavailableError(
                 f"solver '{self.name}' for {backend} needs {', '.join(gone)}, which is not "
-                f"installed (pip install clusteropt[scip] for SCIP); available here: {others}"
+                f"installed ({hints}); available here: {others}"
             )
         return route
 
