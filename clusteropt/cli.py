@@ -453,6 +453,40 @@ def generate_realtime_cmd(preset, n, workers, generation, success, requirement, 
           f"requirement {inst.requirement.tolist()} -> {out_path}", out_path)
 
 
+@generate_group.command("coflow")
+@click.option("--coflows", "n_coflows", type=click.IntRange(min=1), default=50, show_default=True,
+              help="Number of coflows.")
+@click.option("--ports", "n_ports", type=click.IntRange(min=1), default=20, show_default=True,
+              help="Switch ports (inputs = outputs).")
+@click.option("--width", type=click.Choice(["heavy", "narrow", "uniform"]), default="heavy", show_default=True,
+              help="Mapper / reducer counts: trace-like heavy tail, one side a single port, or uniform.")
+@click.option("--size", type=click.Choice(["heavy", "uniform", "unit"]), default="heavy", show_default=True,
+              help="Flow sizes: Pareto-tailed per coflow (trace-like), uniform 1-10, or 1.")
+@click.option("--arrival", type=click.Choice(["poisson", "bursty"]), default="poisson", show_default=True,
+              help="Arrival process of the coflows.")
+@click.option("--load", type=float, default=0.9, show_default=True, help="Offered load of the busiest port.")
+@click.option("--no-release", is_flag=True, help="Release every coflow at slot 0 (the paper's offline setting).")
+@click.option("--weights", type=click.Choice(["unit", "random"]), default="unit", show_default=True,
+              help="Coflow weights: all 1, or integers 1-10.")
+@click.option("--max-units", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Cap on a flow's units.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="The generator's seed.")
+@click.option("-o", "--output", "out_path", required=True, help="Instance file to write (JSON; -: stdout).")
+def generate_coflow_cmd(n_coflows, n_ports, width, size, arrival, load, no_release, weights, max_units, seed,
+                        out_path) -> None:
+    """Random coflows shaped like the public Facebook coflow trace (paper 001; a synthetic stand-in)."""
+    from clusteropt.instances.coflow_random import random_coflows
+
+    try:
+        inst = random_coflows(n_coflows, n_ports, width=width, size=size, arrival=arrival, load=load,
+                              release=not no_release, weights=weights, max_units=max_units, seed=seed)
+    except (InstanceError, ValueError) as exc:
+        raise BadInput(str(exc)) from None
+    _write_instance(inst, out_path)
+    _echo(f"{inst.n_coflows} coflows on {inst.n_inputs} x {inst.n_outputs} ports, {int(inst.units.sum())} "
+          f"units, releases 0 .. {int(inst.release.max())} -> {out_path}", out_path)
+
+
 @generate_group.command("gadget")
 @click.option("--preset", type=click.Choice(["paper", "small", "tiny"]), default="paper", show_default=True,
               help="Paper 000 setting: Sec. VI-1 (T = 200, 50-server fat-tree), or a small / tiny one.")

@@ -552,3 +552,21 @@ def test_cannot_write_says_it_once():
         "cannot write x.lp: no such directory d")
     assert _cannot_write("x.lp", FileNotFoundError(2, "No such file or directory")) == (
         "cannot write x.lp: No such file or directory")
+
+
+def test_generate_coflow_is_the_generators_instance(tmp_path, capsys):
+    from clusteropt.instances.coflow_random import random_coflows
+
+    path = tmp_path / "c.json"
+    code, out, _ = run(capsys, "generate", "coflow", "--coflows", "12", "--ports", "6", "--max-units", "5",
+                       "--weights", "random", "--seed", "3", "-o", path)
+    assert code == 0 and out.startswith("12 coflows on 6 x 6 ports")
+    inst = load_instance(path)
+    ref = random_coflows(12, 6, max_units=5, weights="random", seed=3)
+    assert inst.to_json() == ref.to_json()
+    code, out, _ = run(capsys, "run", path)
+    assert code == 0 and "verified True" in out
+    code, _, _ = run(capsys, "generate", "coflow", "--no-release", "-o", path)
+    assert code == 0 and int(load_instance(path).release.max()) == 0
+    code, _, err = run(capsys, "generate", "coflow", "--load", "0", "-o", path)
+    assert code == 2 and "load = 0.0" in err
