@@ -11,6 +11,7 @@ import json
 import os
 import platform
 import sys
+import time
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -60,6 +61,17 @@ def parser(name: str, doc: str, quick_help: str) -> argparse.ArgumentParser:
 def output_dir(args: argparse.Namespace) -> Path | None:
     """Where results go: ``--out`` if given, else benchmarks/results, except quick runs (nowhere)."""
     return args.out if args.out is not None else (None if args.quick else RESULTS_DIR)
+
+
+def finish(name: str, report: dict, to_markdown, out: Path | None, start: float | None = None) -> None:
+    """Close a benchmark's report: its wall time since ``start`` (``time.perf_counter()``; not
+    recorded when None), the load average after the run, and :func:`write_results` of
+    ``to_markdown(report)``.
+    """
+    if start is not None:
+        report["wall_s"] = time.perf_counter() - start
+    report["machine"]["load_average_after"] = machine_info()["load_average_1_5_15"]
+    write_results(name, report, to_markdown(report), out)
 
 
 def write_results(name: str, report: dict, markdown: str, out: Path | None) -> None:

@@ -34,7 +34,7 @@ import time
 
 import numpy as np
 
-from benchmarks._report import header, machine_info, output_dir, parser, write_results
+from benchmarks._report import finish, header, output_dir, parser
 from clusteropt.experiments.broker import broker_instance
 from clusteropt.models.broker import build_broker_milp
 from clusteropt.online import run_online
@@ -170,9 +170,7 @@ def main(argv: list[str] | None = None) -> int:
               "parameters": {**params, "variants": [list(v) for v in params["variants"]]},
               "quick": bool(args.quick)}
     report["instances"] = [measure(p, params["variants"], params["seed"]) for p in params["cells"]]
-    report["wall_s"] = time.perf_counter() - start
-    report["machine"]["load_average_after"] = machine_info()["load_average_1_5_15"]
-    write_results(NAME, report, to_markdown(report), out)
+    finish(NAME, report, to_markdown, out, start)
     return 0
 
 

@@ -25,7 +25,7 @@ from collections import Counter
 
 import numpy as np
 
-from benchmarks._report import header, machine_info, output_dir, parser, write_results
+from benchmarks._report import finish, header, output_dir, parser
 from clusteropt.experiments.broker import broker_instance
 from clusteropt.models.broker import build_broker_regularized, decision_from_regularized
 from clusteropt.online.broker import CLARABEL_RETRIES
@@ -177,9 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     instances = [walk(p, params["price_form"], params["epsilon"]) for p in params["cells"]]
     report["summary"] = summarize(instances)
     report["instances"] = compact(instances)
-    report["wall_s"] = time.perf_counter() - start
-    report["machine"]["load_average_after"] = machine_info()["load_average_1_5_15"]
-    write_results(NAME, report, to_markdown(report), out)
+    finish(NAME, report, to_markdown, out, start)
     return 0
 
 

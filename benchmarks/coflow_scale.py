@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 
-from benchmarks._report import header, machine_info, output_dir, parser, write_results
+from benchmarks._report import finish, header, output_dir, parser
 from clusteropt.algorithms.coflow.pipeline import POLICIES, run_coflow
 from clusteropt.instances import random_coflows
 from clusteropt.models.coflow import cos_lower_bound
@@ -111,8 +111,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{NAME}: seed {seed}, release times {release}", flush=True)
             case["seeds"].append(run_seed(params, seed, release))
         report["cases"].append(case)
-    report["machine"]["load_average_after"] = machine_info()["load_average_1_5_15"]
-    write_results(NAME, report, to_markdown(report), out)
+    finish(NAME, report, to_markdown, out)
     return 0
 
 

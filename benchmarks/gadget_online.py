@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from benchmarks._report import header, machine_info, output_dir, parser, write_results
+from benchmarks._report import finish, header, output_dir, parser
 from clusteropt.instances.gadget import gadget_preset
 from clusteropt.online import run_online
 from clusteropt.online.gadget import make_policy
@@ -116,8 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     out = output_dir(args)
     report = {**header(NAME, ("clusteropt", "pyomo", "highspy", "numpy")), "parameters": params}
     report["cases"] = [run_case(case) for case in params["cases"]]
-    report["machine"]["load_average_after"] = machine_info()["load_average_1_5_15"]
-    write_results(NAME, report, to_markdown(report), out)
+    finish(NAME, report, to_markdown, out)
     return 0
 
 

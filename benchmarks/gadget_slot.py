@@ -18,7 +18,7 @@ import time
 import numpy as np
 import pyomo.environ as pyo
 
-from benchmarks._report import header, machine_info, output_dir, parser, write_results
+from benchmarks._report import finish, header, output_dir, parser
 from clusteropt.algorithms.gadget.greedy import greedy_slot
 from clusteropt.instances.gadget import gadget_preset
 from clusteropt.models.gadget import allocation_from_solution, build_gvne, slot_problem
@@ -95,8 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     out = output_dir(args)
     report = {**header(NAME, ("clusteropt", "pyomo", "highspy", "numpy")), "parameters": params}
     report["cases"] = [run_case(params, n, t) for n, t in params["cases"]]
-    report["machine"]["load_average_after"] = machine_info()["load_average_1_5_15"]
-    write_results(NAME, report, to_markdown(report), out)
+    finish(NAME, report, to_markdown, out)
     return 0
 
 

@@ -43,7 +43,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from benchmarks._report import header, machine_info, output_dir, write_results
+from benchmarks._report import finish, header, output_dir
 from benchmarks._report import parser as make_parser
 from clusteropt.instances import WorkerPlacementInstance, random_worker_placement
 from clusteropt.models.worker_placement import (
@@ -330,9 +330,7 @@ def main(argv: list[str] | None = None) -> int:
     for key in variants:
         print(f"{NAME} [{key}]: {params}", flush=True)
         report["variants"][key] = run_variant(params, relax=key == "lp")
-    report["machine"]["load_average_after"] = machine_info()["load_average_1_5_15"]
-
-    write_results(NAME, report, to_markdown(report), out)
+    finish(NAME, report, to_markdown, out)
     return 0
 
 
