@@ -472,7 +472,7 @@ class MlBroker:
             dec, sinfo = slot_milp_round(inst, t, frac.y, frac.s, obs.prev_v, self.rng_, return_info=True,
                                          mip_gap=self.slot_gap, time_limit=self.slot_time_limit,
                                          fix=self.slot_fix)
-            rinfo = sinfo.a_round
+            rinfo = sinfo.a_round if sinfo.chosen == "a_round" else None  # the trace holds A_round's only
             info.update({f"slot_milp_{k}": v for k, v in sinfo.to_dict().items()})
             info["workers_added"] = sinfo.workers_added
         else:
@@ -739,10 +739,11 @@ def trace_json(inst: BrokerInstance, policy) -> dict[str, Any]:
     "v": {dc: value}, "q", "g": [[r, r', value], ...]}}, "dcs": {dc: {"x", "u1", "u2" (and the hull's
     "h_a", "h_b"): {resource: value}}}, "rounding": ...}``, zeros left out, the variables named as in
     :func:`~clusteropt.models.broker.build_broker_regularized`.  ``"rounding"`` (mlBroker with A_round,
-    else None) holds per job the candidates of Alg. 2 lines 1-4 per DC (``{dc: [c_0, .., c_K]}``,
-    in the order of ``"candidates"``: ``Round1_y`` per resource, then ``Round2_y``; a DC is listed
-    when ``y~`` or a candidate is positive there), the drawn PS DC (lines 6-9) and the workers the
-    package's repair added (``workers_added``).  The README's mlBroker section documents every key.
+    else None; mlbroker-plus where A_round's decision was kept) holds per job the candidates of
+    Alg. 2 lines 1-4 per DC (``{dc: [c_0, .., c_K]}``, in the order of ``"candidates"``:
+    ``Round1_y`` per resource, then ``Round2_y``; a DC is listed when ``y~`` or a candidate is
+    positive there), the drawn PS DC (lines 6-9) and the workers the package's repair added
+    (``workers_added``).  The README's mlBroker section documents every key.
 
     Raises
     ------

@@ -59,8 +59,8 @@ __all__ = ["DEFAULT_SLOT_FIX", "DEFAULT_SLOT_GAP", "FIX_MODES", "FIX_TOL", "Slot
 
 log = logging.getLogger(__name__)
 
-#: Default relative gap of the slot MILP.  Chosen by measurement
-#: (``python -m benchmarks.broker_integral_step``, recorded in ``benchmarks/results/``).
+#: Default relative gap of the slot MILP (0.5%): our choice.  The recorded benchmark
+#: (``python -m benchmarks.broker_integral_step``) compares the ``fix`` modes at this gap only.
 DEFAULT_SLOT_GAP = 5e-3
 #: What of A_fractional's solution the slot MILP keeps fixed (module docstring, "Fixing"):
 #: ``"none"``, ``"ps"`` (the PS of every job whose ``s~`` is integral) or ``"integral"`` (that and

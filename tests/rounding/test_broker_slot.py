@@ -16,7 +16,7 @@ import pytest
 from clusteropt.instances.broker import broker_preset
 from clusteropt.models.broker import build_broker_milp
 from clusteropt.online import run_online
-from clusteropt.online.broker import decision_cost, make_policy
+from clusteropt.online.broker import decision_cost, make_policy, trace_json
 from clusteropt.rounding.broker import a_round
 from clusteropt.rounding.broker_slot import DEFAULT_SLOT_GAP, slot_milp_round
 from clusteropt.solvers import solve
@@ -109,6 +109,17 @@ def test_mlbroker_plus_runs_verified_and_never_above_a_round_per_slot():
         assert math.fsum(run.costs[k]) <= info["slot_milp_a_round_cost"] + 1e-9
         assert info["slot_milp_chosen"] in ("milp", "a_round")
         assert info["fractional_C2"] >= 0
+
+
+def test_the_trace_holds_a_rounds_candidates_only_where_its_decision_was_kept():
+    inst = broker_preset("small", seed=2)
+    policy = make_policy("mlbroker-plus", keep_trace=True)
+    run = run_online(policy, inst, horizon=inst.horizon, seed=1)
+    slots = trace_json(inst, policy)["slots"]
+    chosen = [info["slot_milp_chosen"] for info in run.slot_info]
+    assert {"milp", "a_round"} <= set(chosen)  # measured: both occur on this instance
+    for slot, which in zip(slots, chosen, strict=True):
+        assert (slot["rounding"] is None) == (which == "milp")
 
 
 def test_bad_options_are_named():
