@@ -322,14 +322,17 @@ def solve_cmd(instance, model_name, solver, time_limit, mip_gap, threads, relax,
 
 
 @cli.command("demo")
-def demo_cmd() -> None:
-    """Run every registered system on a small instance; one summary row per system."""
+@_LISTING_JSON
+def demo_cmd(as_json: bool) -> None:
+    """Run every registered system on a small instance; one summary row per system (``metric``
+    says what each system's objective is, with its unit).
+    """
     from clusteropt.systems import run_demo
 
     rows = run_demo()
-    cols = ["system", "paper", "instance", "model", "solver", "objective", "verified", "seconds",
+    cols = ["system", "paper", "instance", "model", "solver", "objective", "metric", "verified", "seconds",
             "error"]
-    click.echo(_table(rows, cols))
+    _listing(rows, cols, as_json)
     failed = [r["system"] for r in rows if not r.get("verified")]
     if failed:
         raise SolverFailure(f"demo failed for: {', '.join(failed)}")
