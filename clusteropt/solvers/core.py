@@ -204,7 +204,10 @@ def solve(
         Raise :class:`NotOptimalError` (carrying the result) unless optimality was proven.
     options : dict, optional
         Native solver options, passed as they are (e.g. ``{"solver": "simplex"}`` for HiGHS
-        through CVXPY or ``{"solver_options": {"solver": "ipm"}}`` through Pyomo).
+        through CVXPY or ``{"solver_options": {"solver": "ipm"}}`` through Pyomo, whose routes
+        also take ``{"config": {...}}``, the solver's Pyomo config).  A name the route would
+        ignore is refused with a ``ValueError`` naming it and the closest valid name (HiGHS and
+        SCIP list their options; :func:`clusteropt.solvers.pyomo_backend.check_native_options`).
 
     Returns
     -------

@@ -121,6 +121,68 @@ def make_contrib_solver(native: str):
     return ContribFactory(native)
 
 
+#: Top-level keys of the native options of a Pyomo route: the solver's Pyomo config and its own options.
+NATIVE_KEYS = ("config", "solver_options")
+
+
+def _highs_option_known(name: str) -> bool:
+    import highspy
+
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)  # an unknown name is otherwise reported on stdout
+    return h.getOptionType(name)[0] == highspy.HighsStatus.kOk
+
+
+def _highs_option_names() -> list[str]:
+    import highspy
+
+    return [a for a in dir(highspy.Highs().getOptions()) if not a.startswith("_")]
+
+
+def _scip_option_names() -> list[str]:
+    import pyscipopt
+
+    return list(pyscipopt.Model().getParams())
+
+
+def _closest(name: str, names) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, list(names), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def check_native_options(native: str, options: dict[str, Any], config_keys=None) -> None:
+    """Refuse native options a Pyomo route would silently ignore: a top-level key other than
+    :data:`NATIVE_KEYS`, a ``config`` key the solver's Pyomo config lacks (``config_keys``), and a
+    ``solver_options`` name that HiGHS or SCIP does not know (each lists its options; other
+    solvers' names are passed on unchecked).  The message names the option and the closest valid
+    name.
+    """
+    unknown = [k for k in options if k not in NATIVE_KEYS]
+    if unknown:
+        raise ValueError(f"native option(s) {', '.join(map(repr, unknown))} for {native} (Pyomo): the native "
+                         "options of a Pyomo route are 'config' (the solver's Pyomo config, e.g. time_limit, "
+                         "threads, rel_gap) and 'solver_options' (the solver's own, e.g. {'solver': 'ipm'} "
+                         "for HiGHS)")
+    if config_keys is not None:
+        for key in options.get("config", {}):
+            if key not in config_keys:
+                raise ValueError(f"config option {key!r} is not one of {native}'s Pyomo config"
+                                 f"{_closest(key, config_keys)} (it has {', '.join(sorted(config_keys))})")
+    solver_options = options.get("solver_options", {})
+    if native.startswith("highs") or native in ("appsi_highs",):
+        for key in solver_options:
+            if not _highs_option_known(key):
+                raise ValueError(f"solver option {key!r} is not a HiGHS option"
+                                 f"{_closest(key, _highs_option_names())}")
+    elif native.startswith("scip"):
+        names = set(_scip_option_names()) if solver_options else set()
+        for key in solver_options:
+            if key not in names:
+                raise ValueError(f"solver option {key!r} is not a SCIP parameter{_closest(key, names)}")
+
+
 def solve_pyomo(
     model: pyo.ConcreteModel,
     spec: SolverSpec,
@@ -140,7 +202,10 @@ def solve_pyomo(
     obj = _objective(model)
     mip = is_mip(model)
     if solver_object is not None or uses_contrib(route.native):
-        return _solve_contrib(model, spec, route.native, native_options, tee, obj, mip, solver_object)
+        opt = solver_object if solver_object is not None else make_contrib_solver(route.native)
+        check_native_options(route.native, native_options, set(opt.config.keys()))
+        return _solve_contrib(model, spec, route.native, native_options, tee, obj, mip, opt)
+    check_native_options(route.native, native_options)
     return _solve_legacy(model, spec, route.native, native_options, tee, time_limit, obj, mip), None
 
 

@@ -1,0 +1,35 @@
+"""Native options a Pyomo route would ignore are refused, naming the option and the closest valid name."""
+
+import pytest
+
+from clusteropt.instances import random_worker_placement
+from clusteropt.models.worker_placement import build_worker_placement
+from clusteropt.solvers import solve
+
+
+@pytest.fixture
+def model():
+    return build_worker_placement(random_worker_placement(4, 3, seed=0))
+
+
+@pytest.mark.parametrize("solver", ["highs", "scip"])
+def test_an_unknown_top_level_key_is_refused(model, solver):
+    with pytest.raises(ValueError, match=r"native option\(s\) 'bogus_opt' .* 'config' .* 'solver_options'"):
+        solve(model, solver, options={"bogus_opt": 1})
+
+
+def test_a_misspelled_highs_option_names_the_closest(model):
+    with pytest.raises(ValueError, match=r"'presolv' is not a HiGHS option; did you mean 'presolve'\?"):
+        solve(model, "highs", options={"solver_options": {"presolv": "off"}})
+    assert solve(model, "highs", options={"solver_options": {"presolve": "off"}}).is_optimal
+
+
+def test_a_misspelled_scip_parameter_names_the_closest(model):
+    with pytest.raises(ValueError, match=r"'limits/tme' is not a SCIP parameter; did you mean 'limits/time'\?"):
+        solve(model, "scip", options={"solver_options": {"limits/tme": 10}})
+    assert solve(model, "scip", options={"solver_options": {"limits/time": 10}}).is_optimal
+
+
+def test_an_unknown_config_key_is_refused(model):
+    with pytest.raises(ValueError, match=r"config option 'time_limt' .*did you mean 'time_limit'\?"):
+        solve(model, "highs", options={"config": {"time_limt": 5}})
