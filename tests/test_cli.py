@@ -343,7 +343,7 @@ def test_unknown_solver_lists_alternatives(capsys, inst_file):
     line = assert_one_line_error(
         *run(capsys, "solve", inst_file, "--model", "worker-placement", "--solver", "hihgs")
     )
-    assert line.startswith("error: unknown solver 'hihgs'; available: ")
+    assert line.startswith("error: unknown solver 'hihgs'; did you mean 'highs'? available: ")
     for name in ("highs", "scip"):
         assert name in line
 

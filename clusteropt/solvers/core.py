@@ -12,6 +12,7 @@ from clusteropt.models.cvxpy_model import CvxpyModel
 from clusteropt.solvers.registry import (
     Capability,
     SolverSpec,
+    available_solvers,
     default_solver,
     get_spec,
     suitable_solvers,
@@ -158,6 +159,13 @@ def _merge(into: dict, extra: dict) -> None:
 def resolve_solver(model: Any, solver: str | None, backend: str) -> tuple[SolverSpec, str]:
     """The registry spec to use for ``model`` and the model's problem class."""
     cls = problem_class(model, backend)
+    if solver is not None and not isinstance(solver, str):
+        # a Pyomo solver object (pyo.SolverFactory("highs")): its name, where it has one
+        named = getattr(solver, "name", None)
+        if not isinstance(named, str):
+            raise TypeError(f"solver = {solver!r}: pass a solver's name (clusteropt solvers lists them: "
+                            f"{', '.join(available_solvers())}), not a solver object")
+        solver = named
     name = solver if solver is not None else default_solver(cls, backend)
     spec = get_spec(name)
     if Capability[cls] not in spec.capabilities:
@@ -189,8 +197,10 @@ def solve(
     ----------
     model : pyomo ConcreteModel, cvxpy.Problem or CvxpyModel
     solver : str, optional
-        Registry name (``clusteropt solvers`` lists them).  Default: HiGHS for LP / MILP / QP,
-        Clarabel for conic problems.
+        Registry name (``clusteropt solvers`` lists them), or a solver's Pyomo / CVXPY name
+        (``"scip_direct"``, ``"appsi_highs"``, ``"GUROBI"``), or a Pyomo solver object with a
+        ``name`` (``pyo.SolverFactory("highs")``): the solve then goes through clusteropt's own
+        route for that solver.  Default: HiGHS for LP / MILP / QP, Clarabel for conic problems.
     time_limit : float, optional
         Wall-clock limit in seconds.
     mip_gap : float, optional

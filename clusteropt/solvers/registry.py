@@ -338,20 +338,42 @@ def available_solvers(backend: str | None = None) -> list[str]:
     return sorted(name for name, spec in SOLVERS.items() if spec.available(backend))
 
 
+def native_aliases() -> dict[str, str]:
+    """Pyomo and CVXPY names of the registered solvers -> registry name (``"scip_direct"``,
+    ``"appsi_highs"``, ``"GUROBI"``, ... lower-cased), so that :func:`get_spec` takes them too.
+
+    >>> native_aliases()["scip_direct"], native_aliases()["appsi_highs"]
+    ('scip', 'highs')
+    """
+    out = {"appsi_highs": "highs"}
+    for spec in SOLVERS.values():
+        for route in spec.routes.values():
+            for native in (route.native, route.persistent):
+                if native:
+                    out.setdefault(native.lower(), spec.name)
+    return out
+
+
 def get_spec(name: str) -> SolverSpec:
-    """The registry entry of ``name`` (case-insensitive); unknown names list the alternatives.
+    """The registry entry of ``name`` (case-insensitive; a solver's Pyomo or CVXPY name works too,
+    :func:`native_aliases`); unknown names list the alternatives and the closest name.
 
     >>> get_spec("HiGHS").name
     'highs'
     >>> get_spec("hihgs")
     Traceback (most recent call last):
     ...
-    clusteropt.solvers.result.UnknownSolverError: unknown solver 'hihgs'; available: ...
+    clusteropt.solvers.result.UnknownSolverError: unknown solver 'hihgs'; did you mean 'highs'? available: ...
     """
-    spec = SOLVERS.get(str(name).lower())
+    key = str(name).lower()
+    spec = SOLVERS.get(key) or SOLVERS.get(native_aliases().get(key, ""))
     if spec is None:
+        import difflib
+
+        close = difflib.get_close_matches(key, [*SOLVERS, *native_aliases()], n=1)
+        hint = f"did you mean {native_aliases().get(close[0], close[0])!r}? " if close else ""
         raise UnknownSolverError(
-            f"unknown solver {name!r}; available: {', '.join(available_solvers())} "
+            f"unknown solver {name!r}; {hint}available: {', '.join(available_solvers())} "
             f"(registered: {', '.join(sorted(SOLVERS))})"
         )
     return spec

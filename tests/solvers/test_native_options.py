@@ -33,3 +33,17 @@ def test_a_misspelled_scip_parameter_names_the_closest(model):
 def test_an_unknown_config_key_is_refused(model):
     with pytest.raises(ValueError, match=r"config option 'time_limt' .*did you mean 'time_limit'\?"):
         solve(model, "highs", options={"config": {"time_limt": 5}})
+
+
+def test_pyomo_and_cvxpy_solver_names_and_objects_are_taken(model):
+    import pyomo.environ as pyo
+
+    from clusteropt.solvers import UnknownSolverError, get_spec
+
+    assert get_spec("scip_direct").name == "scip" and get_spec("appsi_highs").name == "highs"
+    assert get_spec("GUROBI").name == "gurobi" and get_spec("gurobi_persistent").name == "gurobi"
+    assert solve(model, pyo.SolverFactory("highs")).solver == "highs"
+    with pytest.raises(TypeError, match="pass a solver's name"):
+        solve(model, object())
+    with pytest.raises(UnknownSolverError, match="did you mean 'highs'"):
+        get_spec("hihgs")
