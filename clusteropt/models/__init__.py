@@ -1,6 +1,9 @@
 """Each formulation as a Pyomo ConcreteModel or a CVXPY problem (builders only; they never solve).
 
-Importing this package registers every system's models in :data:`MODELS`.
+Importing this package registers every system's models in :data:`MODELS` and re-exports every
+paper's main builders (and the offline optima / bounds that solve them), so that
+``from clusteropt.models import build_broker_milp`` works without knowing the module.  CVXPY is
+imported only when a CVXPY builder runs.
 """
 
 from clusteropt.models import (  # noqa: F401  (register)
@@ -12,8 +15,24 @@ from clusteropt.models import (  # noqa: F401  (register)
     ring,
     worker_placement,
 )
+from clusteropt.models.broker import (
+    broker_lp_bound,
+    broker_offline_optimum,
+    build_broker_milp,
+    build_broker_regularized,
+)
+from clusteropt.models.coflow import build_coflow_milp, build_cos_lp, build_cos_milp, cos_lower_bound
 from clusteropt.models.cvxpy_model import CvxpyModel
+from clusteropt.models.gadget import build_gvne
+from clusteropt.models.gadget_offline import build_ddljs, ddljs_optimum
+from clusteropt.models.realtime import build_max_weight_ilp, build_region_lp
 from clusteropt.models.registry import MODELS, ModelSpec, get_model, models_for, register_model
+from clusteropt.models.ring import (
+    build_ring_dynamic_opt,
+    build_ring_static_opt,
+    ring_dynamic_optimum,
+    ring_static_optimum,
+)
 from clusteropt.models.summary import model_summary
 from clusteropt.models.worker_placement import (
     build_worker_placement,
@@ -25,13 +44,30 @@ __all__ = [
     "CvxpyModel",
     "ModelSpec",
     "broker",
+    "broker_lp_bound",
+    "broker_offline_optimum",
+    "build_broker_milp",
+    "build_broker_regularized",
+    "build_coflow_milp",
+    "build_cos_lp",
+    "build_cos_milp",
+    "build_ddljs",
+    "build_gvne",
+    "build_max_weight_ilp",
+    "build_region_lp",
+    "build_ring_dynamic_opt",
+    "build_ring_static_opt",
     "build_worker_placement",
     "build_worker_placement_cvxpy",
     "coflow",
+    "cos_lower_bound",
+    "ddljs_optimum",
     "get_model",
     "model_summary",
     "models_for",
     "register_model",
     "ring",
+    "ring_dynamic_optimum",
+    "ring_static_optimum",
     "worker_placement",
 ]

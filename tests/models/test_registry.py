@@ -248,3 +248,13 @@ def test_run_demo_reports_a_failing_system(monkeypatch):
     assert row["system"] == "test-broken"
     assert row["verified"] is False
     assert row["error"] == "RuntimeError: boom"
+
+
+def test_every_papers_builders_are_reexported():
+    import clusteropt.models as models
+
+    missing = [name for name in models.__all__ if not hasattr(models, name)]
+    assert not missing
+    for name in ("build_broker_milp", "build_cos_lp", "build_gvne", "build_ddljs", "build_region_lp",
+                 "build_ring_static_opt", "build_worker_placement"):
+        assert name in models.__all__
