@@ -27,7 +27,7 @@ import pyomo.environ as pyo
 import scipy.sparse as sp
 from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
 
-from clusteropt.solvers.pyomo_backend import variable_values
+from clusteropt.solvers.pyomo_backend import variable_labels, variable_values
 from clusteropt.solvers.result import NotOptimalError, SolveResult, Termination, settle
 
 __all__ = ["highs_termination", "run_highs", "solve_highs_direct"]
@@ -163,7 +163,8 @@ def solve_highs_direct(model: pyo.ConcreteModel, *, time_limit: float | None = N
     result = SolveResult(termination=term, has_solution=has_solution, objective=objective, bound=bound, gap=gap,
                          values=variable_values(model) if has_solution else {}, solver="highs",
                          backend="pyomo", build_seconds=t_lp - t0 + pass_s, solve_seconds=run_s,
-                         raw={"status": status, "route": "direct"})
+                         raw={"status": status, "route": "direct"},
+                         labels=variable_labels(model) if has_solution else {})
     if raise_on_nonoptimal and term is not Termination.OPTIMAL:
         raise NotOptimalError(f"HiGHS (direct) stopped with {term.name} ({status}) on model {model.name!r}",
                               result)

@@ -97,6 +97,14 @@ def variable_values(model: pyo.ConcreteModel) -> dict[str, np.ndarray]:
     return out
 
 
+def variable_labels(model: pyo.ConcreteModel) -> dict[str, list[tuple]]:
+    """Each indexed variable's index keys (tuples), in the order of its flattened
+    :func:`variable_values` (the component's own order, which the dense reshape keeps).
+    """
+    return {comp.name: [k if isinstance(k, tuple) else (k,) for k in comp.keys()]
+            for comp in model.component_objects(pyo.Var, active=True, descend_into=True) if comp.is_indexed()}
+
+
 def _dense_shape(comp) -> tuple[int, ...] | None:
     index = comp.index_set()
     subsets = list(index.subsets()) if hasattr(index, "subsets") else [index]
@@ -348,6 +356,7 @@ def _number(x) -> float | None:
 def _finish(model, spec, term, has_solution, objective, bound, mip, *, build_s, solve_s, raw):
     term, bound, gap = settle(term, has_solution, objective, bound, mip=mip)
     values = variable_values(model) if has_solution else {}
+    labels = variable_labels(model) if has_solution else {}
     return SolveResult(
         termination=term,
         has_solution=has_solution,
@@ -360,4 +369,5 @@ def _finish(model, spec, term, has_solution, objective, bound, mip, *, build_s, 
         build_seconds=float(build_s),
         solve_seconds=float(solve_s),
         raw=raw,
+        labels=labels,
     )

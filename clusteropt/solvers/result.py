@@ -155,6 +155,11 @@ class SolveResult:
     raw : Mapping[str, Any]
         Native details: at least ``"status"`` (the solver's own status text); the native
         results object under ``"native"`` where there is one.
+    labels : Mapping[str, list[tuple]]
+        Pyomo results: each indexed variable's index keys, in the order of its flattened
+        ``values`` (the model's own index: ``(job, slot, dc)``, ``(i, server)``, ...).  Read them
+        with :meth:`labelled` or :meth:`series`; variables without labels (CVXPY, files) are
+        labelled by array position.
     """
 
     termination: Termination
@@ -168,10 +173,46 @@ class SolveResult:
     build_seconds: float
     solve_seconds: float
     raw: Mapping[str, Any] = field(repr=False, compare=False)
+    labels: Mapping[str, list] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self):
         object.__setattr__(self, "values", MappingProxyType(dict(self.values)))
         object.__setattr__(self, "raw", MappingProxyType(dict(self.raw)))
+        object.__setattr__(self, "labels", MappingProxyType(dict(self.labels)))
+
+    def labelled(self, name: str) -> dict[tuple, float]:
+        """Variable ``name``'s values by index key: the model's own keys for Pyomo variables
+        (``labels``), array positions otherwise (``()`` for a scalar).
+
+        >>> r = SolveResult(Termination.OPTIMAL, True, 1.0, 1.0, 0.0, {"y": np.array([0.0, 2.0])}, "highs",
+        ...                 "pyomo", 0, 0, {}, labels={"y": [("a", 1), ("b", 1)]})
+        >>> r.labelled("y")
+        {('a', 1): 0.0, ('b', 1): 2.0}
+        """
+        if name not in self.values:
+            raise KeyError(f"no variable {name!r} in the result; variables: {', '.join(self.values)}")
+        arr = np.asarray(self.values[name], dtype=float)
+        keys = self.labels.get(name)
+        if keys is None:
+            keys = [tuple(int(i) for i in np.unravel_index(j, arr.shape)) for j in range(arr.size)] if arr.ndim \
+                else [()]
+        if len(keys) != arr.size:
+            raise ValueError(f"variable {name!r}: {len(keys)} labels for {arr.size} values")
+        return dict(zip(keys, arr.ravel().tolist(), strict=True))
+
+    def series(self, name: str):
+        """Variable ``name`` as a :class:`pandas.Series` indexed by its keys (a MultiIndex when
+        they have several parts), the way Pyomo indexes it.
+        """
+        import pandas as pd
+
+        values = self.labelled(name)
+        keys = list(values)
+        if keys and len(keys[0]) > 1:
+            index = pd.MultiIndex.from_tuples(keys)
+        else:
+            index = pd.Index([k[0] if k else None for k in keys])
+        return pd.Series(list(values.values()), index=index, name=name)
 
     @property
     def is_optimal(self) -> bool:
@@ -197,7 +238,9 @@ class SolveResult:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready dict (values as nested lists, ``raw`` reduced to its status text)."""
+        """Plain JSON-ready dict: ``values`` as nested lists, ``labelled_values`` as rows
+        ``[*index key, value]`` per variable (:meth:`labelled`), ``raw`` reduced to its status text.
+        """
         return {
             "termination": self.termination.value,
             "has_solution": self.has_solution,
@@ -210,4 +253,6 @@ class SolveResult:
             "solve_seconds": self.solve_seconds,
             "status": str(self.raw.get("status", "")),
             "values": {k: np.asarray(v).tolist() for k, v in self.values.items()},
+            "labelled_values": {k: [[*key, value] for key, value in self.labelled(k).items()]
+                                for k in self.values},
         }
