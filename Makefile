@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench lock clean
+.PHONY: demo test lint bench notebooks lock clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run_all
+
+# Execute every notebook in quick mode and save it with its outputs (committed that way).
+notebooks: $(STAMP)
+	$(BIN)/python notebooks/execute.py
 
 # Re-resolve the pins (run by hand when a dependency is to move; commit the result).
 lock: $(BIN)/python
