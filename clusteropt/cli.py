@@ -17,6 +17,7 @@ import json
 import logging
 import math
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -57,13 +58,35 @@ class CellsFailed(click.ClickException):
     exit_code = EXIT_CELLS_FAILED
 
 
-def _table(rows: list[dict[str, Any]], columns: list[str]) -> str:
-    """Plain fixed-width table (no colours, stable for logs and tests)."""
+def _table(rows: list[dict[str, Any]], columns: list[str], width: int | None = None) -> str:
+    """Plain fixed-width table (no colours, stable for logs and tests).
+
+    On a terminal the table fits its width: the widest columns are cut (ending in ``...``) until
+    it does; piped or redirected output (``width`` None and stdout not a terminal) is never cut.
+    ``--json`` gives every listing whole.
+
+    >>> print(_table([{"a": 1, "b": "x" * 30}], ["a", "b"], width=20))
+    a  b
+    -  -----------------
+    1  xxxxxxxxxxxxxx...
+    """
     def text(v: Any) -> str:
         return f"{v:.6g}" if isinstance(v, float) else str(v)
 
     cells = [[text(r.get(c, "")) for c in columns] for r in rows]
     widths = [max([len(c)] + [len(row[k]) for row in cells]) for k, c in enumerate(columns)]
+    if width is None and sys.stdout.isatty():
+        width = shutil.get_terminal_size().columns
+    if width is not None:
+        floor = 8  # no column is cut below this
+        while sum(widths) + 2 * (len(widths) - 1) > width:
+            k = max(range(len(widths)), key=widths.__getitem__)
+            if widths[k] <= floor:
+                break
+            widths[k] -= 1
+        cells = [[v if len(v) <= w else v[:max(w - 3, 0)] + "..." for v, w in zip(row, widths, strict=True)]
+                 for row in cells]
+        columns = [c if len(c) <= w else c[:w] for c, w in zip(columns, widths, strict=True)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip()]
     lines.append("  ".join("-" * w for w in widths))
     lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip()
