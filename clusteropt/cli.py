@@ -17,6 +17,7 @@ import json
 import logging
 import math
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -58,17 +59,26 @@ class CellsFailed(click.ClickException):
     exit_code = EXIT_CELLS_FAILED
 
 
+#: A table cell that is a number (never cut to fit the terminal).
+_NUMBER_CELL = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?|nan|inf|-inf|")
+
+
 def _table(rows: list[dict[str, Any]], columns: list[str], width: int | None = None) -> str:
     """Plain fixed-width table (no colours, stable for logs and tests).
 
-    On a terminal the table fits its width: the widest columns are cut (ending in ``...``) until
-    it does; piped or redirected output (``width`` None and stdout not a terminal) is never cut.
+    On a terminal the table fits its width: the widest text columns are cut (ending in ``...``)
+    until it does (numbers are never cut); piped or redirected output (``width`` None and stdout
+    not a terminal) is never cut.
     ``--json`` gives every listing whole.
 
     >>> print(_table([{"a": 1, "b": "x" * 30}], ["a", "b"], width=20))
     a  b
     -  -----------------
     1  xxxxxxxxxxxxxx...
+    >>> print(_table([{"a": 123456789.0, "b": "x" * 12}], ["a", "b"], width=12))
+    a            b
+    -----------  --------
+    1.23457e+08  xxxxx...
     """
     def text(v: Any) -> str:
         return f"{v:.6g}" if isinstance(v, float) else str(v)
@@ -78,9 +88,10 @@ def _table(rows: list[dict[str, Any]], columns: list[str], width: int | None = N
     if width is None and sys.stdout.isatty():
         width = shutil.get_terminal_size().columns
     if width is not None:
-        floor = 8  # no column is cut below this
-        while sum(widths) + 2 * (len(widths) - 1) > width:
-            k = max(range(len(widths)), key=widths.__getitem__)
+        floor = 8  # no column is cut below this; columns of numbers are never cut
+        texts = [k for k in range(len(columns)) if any(not _NUMBER_CELL.fullmatch(row[k]) for row in cells)]
+        while texts and sum(widths) + 2 * (len(widths) - 1) > width:
+            k = max(texts, key=widths.__getitem__)
             if widths[k] <= floor:
                 break
             widths[k] -= 1
