@@ -94,6 +94,14 @@ paper's as a grid value) so this is visible.
     optimum where it is proved optimal (``"milp"``), else P_f with the hull (``"lp"``; the ratio
     is then an upper bound of the true one); ``ratio_lp`` (over P_f) is reported in every cell.
     The MILP and P_f are shared by the policies of a (params, trial) in a worker process.
+``broker-deploy`` (the package's; the paper does not say per GB of what its deployment cost is)
+    The cells of ``broker-ratio`` (small preset, T = 10 and 20, 2 and 4 jobs a slot, 700 GB, 5
+    trials) with the deployment cost ``c_i`` read per GB of the model (``deploy_per="model"``,
+    the package's default, C3 a negligible share) and per GB of the job's data per slot
+    (``"data"``, C3 a real share): mlBroker, its paper-literal form, ``mlbroker-plus``, Central
+    and OASiS over the exact optimum of (8).  Table ``deploy``: the mean and largest ratio and C3's
+    share of the cost per reading and policy; figure ``deploy``: the ratio against T, one panel per
+    reading.
 
 Every integral schedule a cell reports is verified; a cell whose schedule fails the checker, or
 whose cost differs from the checker's recount, raises (the harness records it as failed) rather
