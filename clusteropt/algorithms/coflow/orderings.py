@@ -81,6 +81,21 @@ def primal_dual_order(loads, weight, release=None, *, kappa: float = 0.5) -> Pri
     Without release times the first branch never fires and this is Mastrolilli et al.'s
     2-approximation for concurrent open shop, which is Sincronia's BSSI.
 
+    **On arrivals spread over time it is FIFO.**  While the release branch fires, the coflows left
+    are those released up to some time t (it removes the latest-released first), so
+    ``r_jhat`` is about t and ``L_mu(J)`` about ``rho t``, with rho the busiest port's offered load
+    per slot over ``[0, t]``.  The branch fires when ``t > kappa rho t``, i.e. whenever
+    ``rho < 1 / kappa`` (2 for ``kappa = 1/2``): on any workload a switch can keep up with
+    (rho at most about 1) PD(kappa) orders the coflows by release time, FIFO, except where a burst
+    makes a prefix locally heavier than ``1 / kappa``.  Measured on trace-like coflows
+    (``tests/algorithms/test_coflow.py``, 300 coflows on 40 ports, seed 1): at offered load
+    0.5-1.5 PD(1/2) puts 94-98% of the coflows where FIFO does, and at load 3 half of them.
+    This is the slides' algorithm for the objective it bounds, weighted completion time counted
+    from slot 0, where release order costs little (each coflow completes after its release
+    anyway) and the ratio 5 holds.  For coflow completion time counted from release (CCT), FIFO
+    is what it is: big coflows block small ones in a busy period.  ``kappa`` trades the two
+    branches (``kappa = 2``: far from FIFO), with the ratio proved for ``1/2`` only.
+
     Parameters
     ----------
     loads : array (n, M)
