@@ -941,6 +941,11 @@ def _run_coflow(inst, policy, scheduler, lower_bound, kappa, json_path) -> None:
     if result.lower_bound is not None:
         ratio = "undefined: the bound is 0" if result.ratio is None else f"{result.ratio:.4f}"
         line += f"; LP bound {result.lower_bound:.6g} (ratio {ratio})"
+    if inst.release.any():
+        late = result.from_release(inst)
+        line += f"; counted from release: {late['total']:.6g}, mean CCT {late['mean']:.4g} slots"
+        if late["ratio"] is not None:
+            line += f" (ratio {late['ratio']:.4f} to the bound on that scale)"
     _echo(line, json_path)
     if json_path is not None:
         _write_json(json_path, result.to_json_dict(inst))

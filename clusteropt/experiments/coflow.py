@@ -60,10 +60,15 @@ def run_coflow_cell(params: dict[str, Any], seed: int, policy: str) -> dict[str,
     run = run_coflow(inst, ordering, scheduler, lower_bound=True, bound=bound)
     if not run.verified:
         raise RuntimeError(f"{policy}: the schedule failed verification: {'; '.join(run.violations[:3])}")
+    late = run.from_release(inst)
     return {
         "total_weighted_cct": run.total_weighted_cct,
         "lower_bound": run.lower_bound,
         "ratio": run.ratio,
+        "cct_from_release": late["total"],
+        "mean_cct_slots": late["mean"],
+        "lower_bound_from_release": late["lower_bound"],
+        "ratio_from_release": late["ratio"],
         "bound_converged": bool(bound[2]),
         "verified": run.verified,
         "coflows": inst.n_coflows,

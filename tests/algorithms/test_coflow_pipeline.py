@@ -27,6 +27,19 @@ def test_every_policy_and_scheduler_gives_a_verified_schedule(policy, scheduler)
         assert run.lower_bound is not None and run.lower_bound <= run.total_weighted_cct + 1e-6
 
 
+def test_completion_counted_from_release():
+    inst = random_coflows(20, 6, max_units=8, weights="random", seed=4)
+    run = run_coflow(inst, "sebf", "greedy", lower_bound=True)
+    late = run.from_release(inst)
+    expected = float(inst.weight @ (run.completion - inst.release))
+    assert late["total"] == pytest.approx(expected)
+    assert late["offset"] == pytest.approx(float(inst.weight @ inst.release))
+    assert late["mean"] == pytest.approx(float((run.completion - inst.release).mean()))
+    assert late["lower_bound"] == pytest.approx(run.lower_bound - late["offset"])
+    assert late["lower_bound"] <= late["total"] + 1e-6 and late["ratio"] >= run.ratio - 1e-12
+    assert run.to_json_dict(inst)["from_release"] == late
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_primal_dual_schedules_within_the_proven_ratios_of_the_lp_bound(seed):
     release = seed % 2 == 1

@@ -12,6 +12,11 @@ def test_quick_coflow_experiments(tmp_path, name):
     assert len(table) == len(spec.cells()) and (table.status == "ok").all(), table.error.tolist()
     assert table.verified.all() and table.bound_converged.all()
     assert (table.ratio >= 1 - 1e-9).all()  # the LP is a lower bound on every schedule
+    # counted from release the same bound, shifted by the shared offset, is still a lower bound, and
+    # the ratio can only grow: (A - o) / (B - o) >= A / B for A >= B > o >= 0
+    late = table[table.lower_bound_from_release > 0]
+    assert (late.cct_from_release >= late.lower_bound_from_release - 1e-6).all()
+    assert (late.ratio_from_release >= late.ratio - 1e-9).all()
     # the policies of one instance share it: same bound for every policy of a (params, seed)
     keys = [c for c in ("n_coflows", "release", "trace") if c in table.columns] + ["seed"]
     assert (table.groupby(keys).lower_bound.nunique() == 1).all()

@@ -61,6 +61,28 @@ class CoflowRun:
             return None
         return self.total_weighted_cct / self.lower_bound
 
+    def from_release(self, inst: CoflowInstance) -> dict[str, float | None]:
+        """The objective coflow users compare: completion time counted from each coflow's release.
+
+        ``total_weighted_cct`` (the paper's objective, the one its ratios bound) counts every
+        completion from slot 0, so on arrivals spread over time the release offsets
+        ``sum_j w_j r_j`` make up most of it and every policy looks close to the bound.  Here:
+        ``total`` = ``sum_j w_j (C_j - r_j)``, ``mean`` = the unweighted mean of ``C_j - r_j`` (slots),
+        ``offset`` = ``sum_j w_j r_j``, and with a bound ``lower_bound`` = LP bound - offset (a lower
+        bound on ``total``, since the offset is the same for every schedule) and ``ratio``.
+        """
+        release = np.asarray(inst.release, dtype=float)
+        offset = float(np.asarray(inst.weight, dtype=float) @ release)
+        cct = self.completion.astype(float) - release
+        out: dict[str, float | None] = {"total": self.total_weighted_cct - offset,
+                                        "mean": float(cct.mean()) if cct.size else 0.0, "offset": offset,
+                                        "lower_bound": None, "ratio": None}
+        if self.lower_bound is not None:
+            bound = self.lower_bound - offset
+            out["lower_bound"] = bound
+            out["ratio"] = out["total"] / bound if bound > 0 else None
+        return out
+
     def to_json_dict(self, inst: CoflowInstance) -> dict[str, Any]:
         """The ``--json`` output of ``clusteropt run`` (documented in the README)."""
         ids = inst.ids.tolist()
@@ -71,6 +93,7 @@ class CoflowRun:
             "order": [ids[j] for j in self.order.tolist()],
             "completion": {str(ids[j]): int(c) for j, c in enumerate(self.completion.tolist())},
             "total_weighted_cct": self.total_weighted_cct,
+            "from_release": self.from_release(inst),
         }
         if self.lower_bound is not None:
             out["lower_bound"] = self.lower_bound
