@@ -125,6 +125,7 @@ __all__ = [
     "MIN_OPTIMUM",
     "PAPER_ROUNDING_POLICIES",
     "UTILITY_JOBS",
+    "UTILITY_POLICIES",
     "embedded_stats",
     "loaded_sigmoid",
     "make_gadget_policy",
@@ -162,6 +163,9 @@ UTILITY_JOBS = (100, 200, 300, 500, 1000)
 #: Job counts of ``gadget-utility-settings`` (LP-RS-MDE with sqrt / log gains solves LPs over every
 #: active job each slot: the slow cells).
 SETTINGS_JOBS = (100,)
+#: The policies of Fig. 4 (``gadget-utility`` and ``gadget-utility-settings``): GADGET with either slot
+#: solver, default and as the paper writes them, and the FIFO / DRF / LAS baselines.
+UTILITY_POLICIES = ("gadget", "gadget-lp-rs-mde", "gadget-nofill", "gadget-lp-rs-mde-paper", "fifo", "drf", "las")
 #: ``"sigmoid-loaded"`` (the package's setting, not the paper's): ``lambda_3 = u_i zeta_i F_i`` with
 #: ``u_i`` uniform in this range, so a job reaches its inflection after 2-15 % of its budget.
 LOADED_SHARE = (0.02, 0.15)
@@ -857,7 +861,7 @@ register_experiment(
         run=run_utility_cell,
         grid={"n_jobs": list(UTILITY_JOBS), "horizon": [200], "utility": ["sigmoid"]},
         seeds=list(range(5)),
-        policies=["gadget", "gadget-lp-rs-mde", "gadget-nofill", "gadget-lp-rs-mde-paper", "fifo", "drf", "las"],
+        policies=list(UTILITY_POLICIES),
         description="total utility vs number of jobs: GADGET (greedy, LP-RS-MDE slots; and as the paper writes "
                     "them) vs FIFO, DRF, LAS",
         paper="000 Fig. 4",
@@ -875,7 +879,7 @@ register_experiment(
         run=run_utility_cell,
         grid={"n_jobs": list(SETTINGS_JOBS), "horizon": [200], "utility": ["sqrt", "log", "sigmoid-loaded"]},
         seeds=[0, 1, 2, 3, 4],
-        policies=["gadget", "gadget-lp-rs-mde", "gadget-nofill", "gadget-lp-rs-mde-paper", "fifo", "drf", "las"],
+        policies=list(UTILITY_POLICIES),
         description="Fig. 4 where scheduling matters (sqrt, log, loaded sigmoid: package settings), with the "
                     "pooled-capacity LP bound",
         paper="000 Fig. 4 (package settings)",
