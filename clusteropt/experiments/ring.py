@@ -14,7 +14,11 @@ not a bug: the theorems compare an augmented algorithm with an unaugmented optim
 exact dynamic program over labellings (``dynamic_denominator = "dp"``), which fits up to ``l^n =
 2^22`` labellings (n = 8 with 4 servers, n = 12 with 3); the time-expanded MILP is exact too but
 slower than the DP from n = 8 on (``clusteropt.models.ring``), and its LP bound is at most
-``alpha n / l`` whatever the requests, so no dynamic ratio is reported beyond the DP's reach.
+``alpha n / l`` whatever the requests, so no exact dynamic ratio is reported beyond the DP's reach.
+Beyond it, ``ratio_dynamic_lb`` = ALG / the window lower bound on OPT_dyn
+(:func:`~clusteropt.algorithms.ring.offline.dynamic_window_bound`, ours) is at least ALG / OPT_dyn:
+an upper bound on the dynamic ratio at every n.  Where the DP runs (``ring-ratio-exact``, table
+``bound``) the bound is checked against OPT_dyn in every cell and its tightness is tabulated.
 ``OPT_static`` is the MILP, proved optimal in every recorded cell (``static_denominator``).  An
 optimum of 0 gives no ratio (NaN), only ``excess = ALG - OPT``.
 
@@ -25,12 +29,14 @@ about the same and never migrating is nearly optimal, so no algorithm can show a
 
 ``ring-ratio``
     ALG / OPT_static versus n = 8 .. 64 (4 servers, 256 requests per process) for every request
-    pattern, all policies at their default epsilon; ALG / OPT_dyn at n = 8.  Tables: the mean
+    pattern, all policies at their default epsilon; ALG / OPT_dyn at n = 8, and ALG / the window
+    bound (at least ALG / OPT_dyn) at every n.  Tables: the mean
     ratios per (pattern, n, policy), and the fitted growth of each policy's mean ratio against
     ``log^2 n`` and ``log^3 n`` (least squares of ``ratio ~ a + b log^p n``, the free exponent
     ``p`` of ``ratio ~ a log^p n`` and the polynomial exponent ``q`` of ``ratio ~ n^q``).
 ``ring-ratio-exact``
-    ALG / OPT_dyn with the exact DP at n = 6, 9, 12 on 3 servers (16 requests per process);
+    ALG / OPT_dyn with the exact DP at n = 6, 9, 12 on 3 servers (16 requests per process), and
+    the window bound / OPT_dyn (table ``bound``);
     epsilon 0.5 and the static algorithm's ``cluster_cap = 1`` keep every promised ``c k`` below
     ``n`` (with ``c >= l`` an algorithm could legally put every process on one server).
 ``ring-load`` and ``ring-sensitivity`` draw their instances per ``trial`` (:func:`instance_seed`),
@@ -147,8 +153,11 @@ def _optima(key: str, seed: int) -> dict[str, Any]:
     "bound"``).  ``OPT_dyn``: the exact DP (:func:`~clusteropt.algorithms.ring.offline.dynamic_opt_dp`)
     where its tables fit (``l^n <= 2^22`` labellings); beyond that no dynamic ratio is reported (the
     time-limited MILP's bound is near its LP bound, at most ``alpha n / l``, and says nothing).
+    ``opt_dynamic_lb``: the window lower bound on OPT_dyn
+    (:func:`~clusteropt.algorithms.ring.offline.dynamic_window_bound`), at every ``n``; checked
+    against OPT_dyn and OPT_static where they are known.
     """
-    from clusteropt.algorithms.ring.offline import dynamic_opt_dp
+    from clusteropt.algorithms.ring.offline import dynamic_opt_dp, dynamic_window_bound
     from clusteropt.models.ring import ring_static_optimum
 
     params = json.loads(key)
@@ -167,6 +176,12 @@ def _optima(key: str, seed: int) -> dict[str, Any]:
         raise RuntimeError(f"{inst.name}: no bound on OPT_static within {limit} s")
     if str(params.get("opt", "both")) == "both":
         start = time.perf_counter()
+        lb = dynamic_window_bound(inst)
+        out.update(opt_dynamic_lb=lb.value, opt_dynamic_lb_windows=int(lb.ends.size),
+                   opt_dynamic_lb_seconds=time.perf_counter() - start)
+        if static.proven_optimal and lb.value > static.value * (1 + _REL) + _REL:
+            raise RuntimeError(f"{inst.name}: window bound {lb.value} above OPT_static {static.value}")
+        start = time.perf_counter()
         try:
             dyn = dynamic_opt_dp(inst)
         except ValueError as exc:  # the DP refuses instances its tables cannot hold
@@ -174,6 +189,8 @@ def _optima(key: str, seed: int) -> dict[str, Any]:
             out["dynamic_denominator"] = "none"
         else:
             out.update(opt_dynamic=float(dyn.value), dynamic_denominator="dp")
+            if lb.value > dyn.value * (1 + _REL) + _REL:
+                raise RuntimeError(f"{inst.name}: window bound {lb.value} above OPT_dyn {dyn.value}")
             if static.proven_optimal and dyn.value > static.value * (1 + _REL) + _REL:
                 raise RuntimeError(f"{inst.name}: OPT_dyn {dyn.value} above OPT_static {static.value}")
         out["opt_dynamic_seconds"] = time.perf_counter() - start
@@ -202,6 +219,7 @@ def run_ring_cell(params: dict[str, Any], seed: int, policy: str) -> dict[str, A
     Returns ``total``, ``communication``, ``migration``, ``max_load_over_k``, ``augmentation``,
     ``cost_per_request``, the algorithm's own split (``alg_<part>``), and with optima
     ``opt_static``, ``ratio_static``, ``opt_dynamic``, ``ratio_dynamic``, ``dynamic_denominator``,
+    ``opt_dynamic_lb``, ``ratio_dynamic_lb`` (ALG / the window bound: at least ALG / OPT_dyn),
     ``excess_static``, ``excess_dynamic``; timings end in ``_seconds``.
     """
     from clusteropt.online.ring import run_ring
@@ -241,6 +259,8 @@ def run_ring_cell(params: dict[str, Any], seed: int, policy: str) -> dict[str, A
             out["ratio_dynamic_ck"] = _ratio(total, at_ck)
             out["ratio_dynamic"] = _ratio(total, opt["opt_dynamic"])
             out["excess_dynamic"] = total - opt["opt_dynamic"]
+        if "opt_dynamic_lb" in opt:
+            out["ratio_dynamic_lb"] = _ratio(total, opt["opt_dynamic_lb"])
         if policy == "static-best" and total < opt["opt_static"] * (1 - _REL) - _REL:
             raise RuntimeError(f"static-best cost {total} below the proved static OPT {opt['opt_static']}")
     return out
@@ -251,14 +271,26 @@ def run_ring_cell(params: dict[str, Any], seed: int, policy: str) -> dict[str, A
 
 def _ratio_table(table):
     ok = ok_rows(table, "ring-ratio", ("pattern", "n", "policy", "ratio_static", "ratio_dynamic",
-                                       "ratio_dynamic_ck"))
+                                       "ratio_dynamic_ck", "ratio_dynamic_lb", "opt_dynamic_lb"))
     return ok.groupby(["pattern", "n", "policy"], sort=True).agg(
         ratio_static=("ratio_static", "mean"), ratio_dynamic=("ratio_dynamic", "mean"),
         ratio_dynamic_max=("ratio_dynamic", "max"), ratio_dynamic_ck=("ratio_dynamic_ck", "mean"),
         total=("total", "mean"), opt_static=("opt_static", "mean"),
-        opt_dynamic=("opt_dynamic", "mean"),
+        opt_dynamic=("opt_dynamic", "mean"), ratio_dynamic_lb=("ratio_dynamic_lb", "mean"),
+        opt_dynamic_lb=("opt_dynamic_lb", "mean"),
         dp_denominators=("dynamic_denominator", lambda s: int((s == "dp").sum())),
         max_load_over_k=("max_load_over_k", "max"), cells=("total", "size")).reset_index()
+
+
+def _bound_table(table):
+    """How tight the window bound is where OPT_dyn is exact: bound / OPT_dyn per (pattern, n)."""
+    ok = ok_rows(table, "ring-ratio-exact", ("pattern", "n", "opt_dynamic", "opt_dynamic_lb"))
+    ok = ok[ok.dynamic_denominator == "dp"].drop_duplicates(["pattern", "n", "seed"])
+    ok = ok.assign(bound_over_opt=ok.opt_dynamic_lb / ok.opt_dynamic)
+    return ok.groupby(["pattern", "n"], sort=True).agg(
+        bound_over_opt=("bound_over_opt", "mean"), bound_over_opt_min=("bound_over_opt", "min"),
+        bound_over_opt_max=("bound_over_opt", "max"), opt_dynamic=("opt_dynamic", "mean"),
+        opt_dynamic_lb=("opt_dynamic_lb", "mean"), instances=("opt_dynamic", "size")).reset_index()
 
 
 def fit_polylog(n, ratio) -> dict[str, float]:
@@ -293,10 +325,10 @@ def fit_polylog(n, ratio) -> dict[str, float]:
 def _growth_table(table):
     import pandas as pd
 
-    ok = ok_rows(table, "ring-ratio", ("pattern", "n", "policy", "ratio_dynamic"))
+    ok = ok_rows(table, "ring-ratio", ("pattern", "n", "policy", "ratio_dynamic", "ratio_dynamic_lb"))
     rows = []
     for (pattern, policy), g in ok.groupby(["pattern", "policy"], sort=True):
-        for column in ("ratio_static", "ratio_dynamic"):
+        for column in ("ratio_static", "ratio_dynamic", "ratio_dynamic_lb"):
             mean = g.groupby("n")[column].mean()
             fit = fit_polylog(mean.index.to_numpy(), mean.to_numpy())
             rows.append({"pattern": pattern, "policy": policy, "ratio": column, **fit})
@@ -419,7 +451,8 @@ register_experiment(
               "hot_width": [0.25], "step_k": [4.0], "opt": ["both"], "opt_time_limit": [300.0]},
         seeds=[0, 1, 2, 3, 4],
         policies=list(POLICIES),
-        description="ALG / OPT_static (exact MILP) vs n = 8..64 for every request pattern; ALG / OPT_dyn at n = 8",
+        description="ALG / OPT_static (exact MILP) vs n = 8..64 for every request pattern; ALG / OPT_dyn at "
+                    "n = 8; ALG / a lower bound on OPT_dyn at every n",
         paper="004 Thms 2.1, 2.2",
         root_seed=4000,
         timeout=1800.0,
@@ -427,6 +460,7 @@ register_experiment(
                         "opt_time_limit": [60.0]},
                "seeds": [0], "timeout": 120.0},
         figures={"ratio-dynamic": _ratio_figure("ratio_dynamic", "ALG / OPT_dyn"),
+                 "ratio-dynamic-bound": _ratio_figure("ratio_dynamic_lb", "ALG / window bound (>= ALG / OPT_dyn)"),
                  "ratio-static": _ratio_figure("ratio_static", "ALG / OPT_static")},
         tables={"ratio": _ratio_table, "growth": _growth_table},
     )
@@ -449,7 +483,7 @@ register_experiment(
                "seeds": [0], "timeout": 120.0},
         figures={"ratio-dynamic": _ratio_figure("ratio_dynamic", "ALG / OPT_dyn"),
                  "ratio-static": _ratio_figure("ratio_static", "ALG / OPT_static")},
-        tables={"ratio": _ratio_table, "growth": _growth_table},
+        tables={"ratio": _ratio_table, "growth": _growth_table, "bound": _bound_table},
     )
 )
 

@@ -7,8 +7,9 @@ from clusteropt.experiments import get_experiment, run_sweep, write_report
 from clusteropt.experiments import ring as rx
 
 FILES = {
-    "ring-ratio": {"ratio.csv", "ratio.md", "growth.csv", "ratio-dynamic.png", "ratio-static.png"},
-    "ring-ratio-exact": {"ratio.csv", "growth.csv", "ratio-dynamic.png"},
+    "ring-ratio": {"ratio.csv", "ratio.md", "growth.csv", "ratio-dynamic.png", "ratio-static.png",
+                   "ratio-dynamic-bound.png"},
+    "ring-ratio-exact": {"ratio.csv", "growth.csv", "ratio-dynamic.png", "bound.csv"},
     "ring-load": {"load.csv", "load.png"},
     "ring-hit-the-cut": {"hit-the-cut.csv", "hit-the-cut.png"},
     "ring-cost-split": {"split.csv", "split.png"},
@@ -34,6 +35,9 @@ def test_quick_ratio_exact(tmp_path):
     assert (table.opt_dynamic <= table.opt_static + 1e-9).all()
     assert (table.total >= table.opt_dynamic_ck - 1e-9).all()
     assert (table.opt_dynamic_ck <= table.opt_dynamic + 1e-9).all()
+    # the window bound is a lower bound on OPT_dyn, so ALG / bound is an upper bound on ALG / OPT_dyn
+    assert (table.opt_dynamic_lb <= table.opt_dynamic + 1e-9).all() and (table.opt_dynamic_lb > 0).all()
+    assert (table.ratio_dynamic_lb >= table.ratio_dynamic - 1e-9).all()
     # the unaugmented baselines cannot beat the optima at capacity k
     plain = table[table.policy.isin(["never", "static-best"])]
     assert (plain.total >= plain.opt_dynamic - 1e-9).all() and (plain.total >= plain.opt_static - 1e-9).all()
@@ -47,6 +51,9 @@ def test_quick_ratio(tmp_path):
     best = table[table.policy == "static-best"]
     assert (best.total >= best.opt_static - 1e-9).all()
     assert set(table.static_denominator) == {"milp"}
+    # a bound on OPT_dyn at every n, never above the proved OPT_static
+    assert (table.opt_dynamic_lb <= table.opt_static + 1e-9).all()
+    assert np.isfinite(table.ratio_dynamic_lb).all()
 
 
 def test_quick_hit_the_cut(tmp_path):

@@ -29,6 +29,15 @@ Ring partitioning (Sec. 1, Thm 2.1 / 2.2 comparators)
     :func:`static_opt_bruteforce` is the static optimum (migrate only before the first request):
     ``min_S sum_e r_e cut_e(S) + alpha Ham(initial, S)``.
 
+A lower bound on OPT_dyn at any size (ours; the paper has none)
+    :func:`dynamic_window_bound` cuts the sequence into windows.  In each window an offline
+    solution either migrates (at least ``m = alpha`` x the fewest processes a change of
+    labelling moves) or serves the whole window under one labelling, so it pays at least
+    ``min(m, cut_i)`` there, with ``cut_i`` a lower bound on the cheapest labelling's cost for the
+    window's requests (:func:`gap_cut`).  Linear in the sequence up to a log factor; how close it
+    comes to OPT_dyn where the DP runs is tabulated by the ``ring-ratio-exact`` experiment (table
+    ``bound``).
+
 Line games (notes A3, A4) for the interval algorithms' unit tests
     :func:`line_hitting_static_opt`: the hitting game's static optimum ``min_e |e - e0| + r_e``.
     :func:`line_mts_opt`: the offline optimum of the line MTS (minimum of the work function).
@@ -54,10 +63,13 @@ __all__ = [
     "MAX_DP_TABLE",
     "MAX_LABELLINGS",
     "DynamicDP",
+    "WindowBound",
     "compress_requests",
     "dynamic_opt_dp",
     "dynamic_opt_value",
+    "dynamic_window_bound",
     "feasible_labellings",
+    "gap_cut",
     "hamming_matrix",
     "line_hitting_static_opt",
     "line_mts_opt",
@@ -442,6 +454,141 @@ def static_opt_bruteforce(instance, capacity: int | None = None, *,
     cost = cut @ r + float(instance.alpha) * (S != np.asarray(instance.initial)).sum(axis=1)
     best = int(cost.argmin())
     return float(cost[best]), S[best].copy()
+
+
+def gap_cut(weights, capacity: int) -> float:
+    """A lower bound on ``min_S sum_e w_e cut_e(S)`` over labellings with loads <= ``capacity``.
+
+    In a labelling the processes between two consecutive cut edges sit on one server, so
+    consecutive cut edges are at most ``capacity`` apart around the ring (and there is no cut
+    only when ``capacity >= n``).  This returns the cheapest edge set with that property: a
+    relaxation, because it ignores that the arcs must also be packed onto ``l`` servers.  Some cut
+    lies among edges ``0..capacity-1`` (processes ``0..capacity`` cannot share one server); for
+    each such first cut ``e0`` a shortest path over the edges after it, with steps of at most
+    ``capacity``, gives the cheapest set: ``O(capacity^2 n)`` time, vectorized over ``e0``.
+
+    Parameters
+    ----------
+    weights : array (n,)
+        ``w_e >= 0``, the weight of ring edge ``e = (e, e + 1 mod n)``.
+    capacity : int
+        The load bound per server (``k``, or ``c k`` for an augmented run).
+
+    Examples
+    --------
+    >>> gap_cut([5, 0, 7, 0, 3, 9], 3)      # cuts on edges 1 and 4: two arcs of 3 processes
+    3.0
+    >>> gap_cut([1, 1, 1, 1], 2), gap_cut([1, 1, 1, 1], 4)
+    (2.0, 0.0)
+    """
+    w = np.asarray(weights, dtype=float).ravel()
+    n, cap = w.size, int(capacity)
+    if cap < 1:
+        raise ValueError(f"capacity = {capacity!r}; expected >= 1")
+    if cap >= n:
+        return 0.0
+    starts = np.arange(cap)
+    rot = w[(starts[:, None] + np.arange(n)[None, :]) % n]  # rot[e0, j]: weight of edge e0 + j
+    f = np.full((cap, n), np.inf)
+    f[:, 0] = rot[:, 0]
+    for j in range(1, n):
+        f[:, j] = rot[:, j] + f[:, max(0, j - cap):j].min(axis=1)
+    return float(f[:, n - cap:].min())
+
+
+@dataclasses.dataclass(frozen=True)
+class WindowBound:
+    """Result of :func:`dynamic_window_bound`.
+
+    Attributes
+    ----------
+    value : float
+        The lower bound on OPT_dyn at ``capacity``: ``sum_i min(min_move, cut_i)``.
+    ends : int array (W,)
+        Window ``i`` holds requests ``ends[i-1]..ends[i]-1`` (``ends[-1] = 0``); the last window
+        ends at the sequence's end.
+    bounds : float array (W,)
+        ``min(min_move, cut_i)`` of each window.
+    min_move : float
+        ``alpha`` x the fewest processes a change of labelling moves: ``2 alpha`` when every server
+        is full (``n = l x capacity``), else ``alpha``.
+    capacity : int
+    """
+
+    value: float
+    ends: np.ndarray
+    bounds: np.ndarray
+    min_move: float
+    capacity: int
+
+
+def dynamic_window_bound(instance, capacity: int | None = None) -> WindowBound:
+    """A lower bound on the dynamic optimum OPT_dyn at ``capacity`` (default ``k``), for any ``n``.
+
+    Cut the requests into consecutive windows.  Charge each migration step of an offline solution
+    to the window of the request it precedes.  A window with a migration step pays at least
+    ``m`` (the ``min_move`` of :class:`WindowBound`): two distinct labellings differ in at least one
+    process, and in two when every server is full.  A window without one is served under a single
+    labelling, which is the initial one for the first window; it pays at least that labelling's
+    communication cost for the window's requests, which is at least :func:`gap_cut` of the
+    window's request counts (the first window: the initial labelling's cost itself).  Each step is
+    charged once, so ``OPT_dyn >= sum_i min(m, cut_i)`` for every division into windows.
+
+    This takes the greedy division: each window ends at the first request where its bound
+    reaches ``m`` (found by doubling and bisection, since a window's bound never falls when it
+    grows).  Any division is valid, so the greedy is a choice, not an assumption.
+
+    Not in the paper: its comparator is OPT_dyn itself (Thm 2.1), which the DP
+    (:func:`dynamic_opt_dp`) computes only up to ``l^n = 2^22`` labellings.
+
+    Examples
+    --------
+    >>> from clusteropt.instances.ring import RingInstance
+    >>> inst = RingInstance(n=4, servers=2, requests=[1] * 5)   # OPT_dyn = 2 (swap two processes)
+    >>> b = dynamic_window_bound(inst)
+    >>> b.value, b.ends.tolist(), b.min_move
+    (2.0, [2, 5], 2.0)
+    >>> dynamic_window_bound(inst, capacity=3).value            # room to move one process: OPT_dyn = 1
+    1.0
+    """
+    n, ns = instance.n, instance.servers
+    cap = _capacity(n, ns, capacity)
+    alpha = float(instance.alpha)
+    m = alpha * (2.0 if n >= ns * cap else 1.0)
+    req = np.asarray(instance.requests, dtype=np.int64).ravel()
+    T = req.size
+    init = np.asarray(instance.initial, dtype=np.int64)
+    init_cut = (init != np.roll(init, -1)).astype(float)
+
+    def bound(s: int, t: int, first: bool) -> float:
+        counts = np.bincount(req[s:t], minlength=n).astype(float)
+        return float(counts @ init_cut) if first else gap_cut(counts, cap)
+
+    ends: list[int] = []
+    bounds: list[float] = []
+    s = 0
+    while s < T:
+        first = s == 0
+        if m <= 0 or bound(s, T, first) < m:  # the rest never reaches m: one last window
+            ends.append(T)
+            bounds.append(min(m, bound(s, T, first)))
+            break
+        lo, step = s, 1  # bound(s, lo) < m <= bound(s, hi)
+        while bound(s, min(T, s + step), first) < m:
+            lo, step = s + step, 2 * step
+        hi = min(T, s + step)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if bound(s, mid, first) < m:
+                lo = mid
+            else:
+                hi = mid
+        ends.append(hi)
+        bounds.append(m)
+        s = hi
+    b = np.asarray(bounds, dtype=float)
+    return WindowBound(value=float(b.sum()), ends=np.asarray(ends, dtype=np.int64), bounds=b,
+                       min_move=m, capacity=cap)
 
 
 def line_hitting_static_opt(counts, e0: int) -> float:
