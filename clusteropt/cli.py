@@ -331,7 +331,7 @@ def solve_cmd(instance, model_name, solver, time_limit, mip_gap, threads, relax,
     from clusteropt.solvers import SolverError, SolverUnavailableError, solve
 
     _refuse_overwrite(json_path, "--json", *_inputs(instance))
-    _, spec, model = _build(instance, model_name, relax, slot, price_form)
+    inst, spec, model = _build(instance, model_name, relax, slot, price_form)
     try:
         result = solve(model, solver, time_limit=time_limit, mip_gap=mip_gap, threads=threads,
                        raise_on_nonoptimal=False)
@@ -348,7 +348,8 @@ def solve_cmd(instance, model_name, solver, time_limit, mip_gap, threads, relax,
 
         options = {"time_limit": time_limit, "mip_gap": mip_gap, "threads": threads}
         payload = {"instance": instance, "model": spec.name, "relax": relax, "slot": slot,
-                   **({"price_form": model.price_form} if spec.kind == "broker" else {}), **result.to_dict(),
+                   **({"price_form": model.price_form} if spec.kind == "broker" else {}),
+                   **({"job_ids": list(inst.job_ids)} if spec.kind == "gadget" else {}), **result.to_dict(),
                    "provenance": _provenance(solver_block(result.solver, options))}
         _write_text(json_path, json.dumps(payload, indent=1) + "\n")
         if not _is_stdout(json_path):

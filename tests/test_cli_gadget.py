@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -56,6 +57,22 @@ def test_exact_slot_solver_and_model_export(small, tmp_path, capsys):
     assert code == 0 and "eq12" in out and lp.is_file()
     code, out, _ = run(capsys, "solve", small, "--model", "gvne", "--slot", "20")
     assert code == 0 and "optimal" in out
+
+
+def test_job_ids_map_positions_back_to_the_instance(small, tmp_path, capsys):
+    inst = load_instance(small)
+    named = tmp_path / "named.json"
+    ids = [f"trace-job-{i}" for i in reversed(range(inst.n_jobs))]
+    dataclasses.replace(inst, job_ids=ids).to_json(named)
+    assert load_instance(named).job_ids == tuple(ids)
+    code, _, _ = run(capsys, "run", named, "--json", tmp_path / "out.json")
+    data = json.loads((tmp_path / "out.json").read_text())
+    assert code == 0 and data["job_ids"] == ids and set(data["worker_slots"]) == {str(i) for i in range(len(ids))}
+    code, _, _ = run(capsys, "solve", named, "--model", "gvne", "--slot", "20", "--json", tmp_path / "s.json")
+    data = json.loads((tmp_path / "s.json").read_text())
+    assert code == 0 and data["job_ids"] == ids
+    # the model's job index (first entry of every rho row) is a position into job_ids
+    assert {row[0] for row in data["labelled_values"]["rho"]} <= set(range(len(ids)))
 
 
 def test_bad_input_is_one_line(small, tmp_path, capsys):

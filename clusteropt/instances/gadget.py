@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -40,6 +40,7 @@ from clusteropt.instances.base import (
     InstanceError,
     check_string,
     first_repeat,
+    shown,
 )
 
 __all__ = [
@@ -362,6 +363,10 @@ class GadgetInstance(Instance):
     utility_params : array (I, 3)
         ``lambda_{i,1..3}`` (unused entries are ignored; use 0).
     name : str
+    job_ids : sequence of str, optional
+        The jobs' own names, e.g. a trace's job or pod ids (distinct, non-empty); default
+        ``"0" .. "I-1"``.  Models and runs index jobs by position ``i``; ``job_ids[i]`` maps a
+        position back to the trace (``run --json`` and ``solve --json`` write them).
 
     Examples
     --------
@@ -383,6 +388,7 @@ class GadgetInstance(Instance):
     utility: str = "sigmoid"
     utility_params: np.ndarray | None = None
     name: str = ""
+    job_ids: tuple[str, ...] | None = None
 
     def validate(self) -> None:
         """Check every job field against the cluster and the horizon."""
@@ -438,6 +444,19 @@ class GadgetInstance(Instance):
         else:
             self._check("utility_params", par[:, :2], par[:, :2] >= 0, ">= 0")
         check_string("name", self.name)
+        if self.job_ids is None:
+            object.__setattr__(self, "job_ids", tuple(str(i) for i in range(n)))
+        else:
+            ids = self.job_ids
+            if isinstance(ids, str | bytes) or not isinstance(ids, Sequence):
+                raise InstanceError("job_ids", shown(ids), f"a list of {n} distinct job names")
+            if len(ids) != n:
+                raise InstanceError("job_ids", f"{len(ids)} names", f"{n} (one per job)")
+            ids = tuple(check_string(f"job_ids[{i}]", v, nonempty=True) for i, v in enumerate(ids))
+            rep = first_repeat(ids)
+            if rep is not None:
+                raise InstanceError(f"job_ids[{rep[0]}]", ids[rep[0]], f"a name distinct from job_ids[{rep[1]}]")
+            object.__setattr__(self, "job_ids", ids)
 
     @property
     def n_jobs(self) -> int:

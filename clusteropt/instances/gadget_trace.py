@@ -77,12 +77,27 @@ MAX_GPUS = 10**6
 # explicit ``horizon=`` (or ``max_jobs=``).
 
 
+#: Columns whose value names a job, tried in this order (the first present one is used); without
+#: any of them a job is named after its CSV line, ``"line N"``.
+ID_COLUMNS = ("job_id", "jobid", "name")
+
+
 @dataclass(frozen=True)
 class _Job:
     lineno: int
     time: float
     workers: int
     duration: float | None  # seconds; None: not in the trace, F_i is drawn
+    name: str = ""
+
+
+def _job_name(row: _Row) -> str:
+    """The row's job id (:data:`ID_COLUMNS`), or ``"line N"`` when the file has none or it is empty."""
+    for col in ID_COLUMNS:
+        if col in row.row:
+            text = row.row[col].strip()
+            return text if text else f"line {row.lineno}"
+    return f"line {row.lineno}"
 
 
 class _Row:
@@ -264,9 +279,18 @@ def _build(path: Path, jobs: list[_Job], *, source: str, time_column: str, clust
     per_worker[:, gpu] = 1.0
     lim = np.zeros((n, len(cluster.resources)))
     lim[:, gpu] = limit
+    names = [j.name for j in jobs]
+    seen: dict[str, int] = {}
+    for k, j in enumerate(jobs):  # a repeated id (a restarted job) keeps its line to stay distinct
+        if j.name in seen:
+            names[k] = f"{j.name} (line {j.lineno})"
+            first = seen[j.name]
+            names[first] = f"{jobs[first].name} (line {jobs[first].lineno})"
+        else:
+            seen[j.name] = k
     inst = GadgetInstance(cluster=cluster, horizon=horizon, arrival=arrival, max_workers=nmax,
                           per_worker=per_worker, limit=lim, bandwidth=bw, zeta=zeta, utility=utility,
-                          utility_params=params, name=f"{source}-{path.stem}")
+                          utility_params=params, name=f"{source}-{path.stem}", job_ids=names)
     log.info("read %s: %d jobs, arrivals 1..%d, T = %d, workers %d..%d, F %d..%d worker-slots", path, n,
              int(arrival.max()), horizon, int(nmax.min()), int(nmax.max()), int(limit.min()), int(limit.max()))
     return inst
@@ -278,7 +302,12 @@ def read_philly_jobs(path: str | Path, *, cluster: Cluster | None = None, slot_s
     """Read a Philly-derived job CSV (``timestamp,duration,num_gpus,gpu_time,cluster``) as GADGET jobs.
 
     Only ``timestamp``, ``duration`` and ``num_gpus`` are read (other columns, e.g. ``gpu_time``
-    and ``cluster``, may be present, in any order, and are ignored).  Per job i (a row):
+    and ``cluster``, may be present, in any order, and are ignored), and a job id column if there
+    is one (:data:`ID_COLUMNS`).  Per job i (a row):
+
+    * **Id**: ``job_ids[i]`` is the row's ``job_id`` / ``jobid`` / ``name``, else ``"line N"``
+      (its line in the file); a repeated id gets its line appended.  Jobs are ordered by
+      arrival, so ``job_ids`` maps the models' job positions back to the file.
 
     * **Arrival**: ``a_i = 1 + floor((timestamp - t0) / slot_seconds)``, ``t0`` the smallest
       timestamp in the file, so the first job arrives in slot 1.
@@ -338,6 +367,8 @@ def read_philly_jobs(path: str | Path, *, cluster: Cluster | None = None, slot_s
     >>> inst = read_philly_jobs(p, seed=0)
     >>> inst.arrival.tolist(), inst.max_workers.tolist(), inst.budget.tolist(), inst.horizon
     ([1, 2, 11], [1, 2, 4], [1, 1, 240], 11)
+    >>> inst.job_ids                       # no id column: each job's line in the file
+    ('line 3', 'line 4', 'line 2')
     >>> _ = p.write_text("timestamp,duration,num_gpus,gpu_time,cluster\\n0,30,0,0,0\\n")
     >>> read_philly_jobs(p)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
@@ -352,7 +383,7 @@ def read_philly_jobs(path: str | Path, *, cluster: Cluster | None = None, slot_s
         duration = row.number("duration")
         workers = row.count("num_gpus", minimum=1, maximum=MAX_GPUS, why="MAX_GPUS")
         row.check_budget("duration", duration, workers, slot_seconds)
-        jobs.append(_Job(row.lineno, time, workers, duration))
+        jobs.append(_Job(row.lineno, time, workers, duration, _job_name(row)))
     return _build(path, jobs, source="philly", time_column="timestamp", cluster=cluster, slot_seconds=slot_seconds,
                   horizon=horizon, max_jobs=max_jobs, utility=utility, seed=seed)
 
@@ -363,8 +394,11 @@ def read_alibaba_jobs(path: str | Path, *, cluster: Cluster | None = None, slot_
     """Read an Alibaba GPU cluster 2023 pod list CSV as GADGET jobs (one pod = one job).
 
     Only ``num_gpu``, ``gpu_milli``, ``creation_time``, ``deletion_time`` and ``scheduled_time``
-    are read (``name``, ``cpu_milli``, ``memory_mib``, ``gpu_spec``, ``qos``, ``pod_phase`` and
-    any other column may be present and are ignored).  Per GPU pod i:
+    are read, and the pod's ``name`` (``cpu_milli``, ``memory_mib``, ``gpu_spec``, ``qos``,
+    ``pod_phase`` and any other column may be present and are ignored).  Per GPU pod i:
+
+    * **Id**: ``job_ids[i]`` is the pod's ``name`` (as :func:`read_philly_jobs` does with its id
+      column), else ``"line N"``.
 
     * **Arrival**: ``a_i = 1 + floor((creation_time - t0) / slot_seconds)``, ``t0`` the smallest
       creation time among the pods kept; an empty or NaN ``creation_time`` is an error.
@@ -413,8 +447,8 @@ def read_alibaba_jobs(path: str | Path, *, cluster: Cluster | None = None, slot_
     ...                  "b,4000,1000,0,0,,BE,Succeeded,130,200,131\\n"
     ...                  "c,6000,1000,1,500,,LS,Running,250,,251\\n")
     >>> inst = read_alibaba_jobs(p, seed=0)
-    >>> inst.arrival.tolist(), inst.max_workers.tolist(), inst.budget[0].item()
-    ([1, 3], [2, 1], 18)
+    >>> inst.arrival.tolist(), inst.max_workers.tolist(), inst.budget[0].item(), inst.job_ids
+    ([1, 3], [2, 1], 18, ('a', 'c'))
     """
     slot_seconds = _check_options(slot_seconds, horizon, max_jobs, utility)
     path = Path(path)
@@ -445,7 +479,7 @@ def read_alibaba_jobs(path: str | Path, *, cluster: Cluster | None = None, slot_
             gpus = 1
         if duration is not None:
             row.check_budget("deletion_time", duration, gpus, slot_seconds)
-        jobs.append(_Job(row.lineno, time, gpus, duration))
+        jobs.append(_Job(row.lineno, time, gpus, duration, _job_name(row)))
     if n_cpu:
         log.info("%s: skipped %d CPU-only pods (num_gpu = 0)", path, n_cpu)
     if n_frac:

@@ -88,6 +88,7 @@ class GadgetRun:
             "seconds": self.seconds,
             "slots": self.schedule.to_json_list(inst.cluster.links),
             "slot_info": self.slot_info,
+            "job_ids": list(inst.job_ids),
         }
 
 

@@ -169,6 +169,11 @@ HORIZON = "expected a slot count in 1 .. 1000000 (MAX_HORIZON: a run visits ever
     ({"horizon": 2.5}, f"horizon = 2.5; {HORIZON}"),
     ({"horizon": 10**7}, f"horizon = 10000000; {HORIZON}"),
     ({"cluster": 5}, "cluster = 'int'; expected a Cluster or its dict"),
+    ({"job_ids": ["a", "a"]}, "job_ids[1] = 'a'; expected a name distinct from job_ids[0]"),
+    ({"job_ids": ["a"]}, "job_ids = '1 names'; expected 2 (one per job)"),
+    ({"job_ids": ["a", ""]}, "job_ids[1] = ''; expected a non-empty string"),
+    ({"job_ids": ["a", 7]}, "job_ids[1] = 7; expected a non-empty string"),
+    ({"job_ids": "ab"}, "job_ids = 'ab'; expected a list of 2 distinct job names"),
     ({"cluster": {**star().to_dict(), "bandwidth": [10, 10, 10, -1]}},
      "cluster.bandwidth[3] = -1.0; expected > 0"),
 ])
@@ -176,6 +181,13 @@ def test_instance_errors_name_field_and_index(kwargs, message):
     with pytest.raises(InstanceError) as err:
         jobs(**kwargs)
     assert str(err.value) == message
+
+
+def test_job_ids_default_and_round_trip():
+    assert jobs().job_ids == ("0", "1")
+    named = jobs(job_ids=["pod-b", "pod-a"])
+    back = GadgetInstance.from_json(named.to_json())
+    assert back.job_ids == ("pod-b", "pod-a") and back == named
 
 
 def test_cluster_as_dict_and_json_round_trip(tmp_path):

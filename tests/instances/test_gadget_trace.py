@@ -91,6 +91,8 @@ def test_philly_sample_arrivals_workers_budgets():
     assert inst.cluster.resources == ("gpu",)
     assert inst.per_worker.tolist() == [[1.0]] * 8
     assert inst.limit[:, 0].tolist() == [60, 6, 1, 960, 4, 1, 32, 20]
+    # no id column: each job is named after its line (the table above), in arrival order
+    assert inst.job_ids == tuple(f"line {n}" for n in (2, 3, 9, 5, 4, 6, 8, 7))
 
 
 def test_alibaba_sample_arrivals_workers_budgets(caplog):
@@ -103,6 +105,7 @@ def test_alibaba_sample_arrivals_workers_budgets(caplog):
     assert all(1000 <= budget[k] <= 6000 for k in (4, 6))  # no deletion time: drawn
     assert inst.horizon == 16
     assert inst.name == "alibaba-alibaba_sample"
+    assert [j[-4:] for j in inst.job_ids] == ["0000", "0004", "0008", "0002", "0003", "0006", "0007"]
     assert "skipped 2 CPU-only pods" in caplog.text
     assert "2 pods ask for a fraction of a GPU" in caplog.text
     assert "2 jobs have no run time" in caplog.text
@@ -453,3 +456,13 @@ def test_many_repeated_header_columns_give_a_short_message(tmp_path):
     pattern = r"distinct column names \(c0, c1, c10, c11, c12, c13, c14, c15, c16, c17, \.\.\. repeated\)"
     err = raises_at(philly(tmp_path, [], head=head), 1, pattern, read_philly_jobs)
     assert len(str(err)) < 400
+
+
+def test_job_id_column_and_repeated_ids(tmp_path):
+    p = tmp_path / "philly.csv"
+    p.write_text("jobid,timestamp,duration,num_gpus\napp_7,60,60,1\napp_3,0,60,2\n,120,60,1\napp_7,180,60,1\n")
+    inst = read_philly_jobs(p, seed=0)
+    # arrival order; an empty id is the line; a repeated id (a resubmitted job) gets its line appended
+    assert inst.job_ids == ("app_3", "app_7 (line 2)", "line 4", "app_7 (line 5)")
+    back = GadgetInstance.from_json(inst.to_json())
+    assert back.job_ids == inst.job_ids
