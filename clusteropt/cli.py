@@ -681,6 +681,13 @@ def _ring_inline() -> int:
               show_default=True, help="Coflow scheduler: the paper's moved blocks, or the priority greedy.")
 @click.option("--lower-bound", is_flag=True, help="Coflow: also compute the LP lower bound (row generation).")
 @click.option("--kappa", type=float, default=0.5, show_default=True, help="Coflow: primal-dual threshold.")
+@click.option("--online", is_flag=True,
+              help="Coflow: re-plan the ordering on the remaining demand at every arrival and continue the greedy "
+                   "schedule, deciding each slot from released coflows only.  Without it primal-dual, sincronia "
+                   "and lp-order are offline (they look at coflows not yet arrived); sebf, fifo, smallest-first "
+                   "and largest-first with --schedule greedy are online as they are (out.json: online).")
+@click.option("--epoch", type=POSITIVE, default=None,
+              help="Coflow --online: re-plan every EPOCH slots instead of at every arrival.")
 @click.option("--frames", type=POSITIVE, default=10_000, show_default=True, help="Realtime: frames to simulate.")
 @click.option("--seed", type=SEED, default=0, show_default=True,
               help="Realtime, GADGET lp-rs-mde, ring: random seed of the run.")
@@ -713,8 +720,8 @@ def _ring_inline() -> int:
                    "into the --json output.")
 @click.option("--json", "json_path", type=str, default=None,
               help="Write the run's result to FILE (README; -: stdout).")
-def run_cmd(instance, policy, scheduler, lower_bound, kappa, frames, seed, requirement, slot_solver, time_limit,
-            mip_gap, fill, epsilon, price_form, rounding_variant, trace_fractional, json_path) -> None:
+def run_cmd(instance, policy, scheduler, lower_bound, kappa, online, epoch, frames, seed, requirement, slot_solver,
+            time_limit, mip_gap, fill, epsilon, price_form, rounding_variant, trace_fractional, json_path) -> None:
     """Run a policy on an instance; its output is verified.
 
     Coflow (and concurrent-open-shop) instances: order and schedule.  Realtime instances (paper 002):
@@ -725,8 +732,11 @@ def run_cmd(instance, policy, scheduler, lower_bound, kappa, frames, seed, requi
     inst = _load(instance)
     if inst.kind == "concurrent-open-shop":
         inst = inst.to_coflow()
+    if inst.kind != "coflow" and (online or epoch is not None):
+        raise BadInput(f"--online and --epoch re-plan coflow orderings; {instance} is a {inst.kind} instance")
     if inst.kind == "coflow":
-        _run_coflow(inst, policy or "primal-dual", scheduler, lower_bound, kappa, json_path)
+        _run_coflow(inst, policy or "primal-dual", scheduler, lower_bound, kappa, json_path, online=online,
+                    epoch=epoch)
     elif inst.kind == "realtime":
         _run_realtime(inst, policy or "sqrt-greedy", frames, seed, _floats(requirement, "--requirement"),
                       json_path)
@@ -919,7 +929,7 @@ def _run_gadget(inst, policy, slot_solver, time_limit, seed, json_path, *, fill=
 _LP_INFINITE_COST = 1e20
 
 
-def _run_coflow(inst, policy, scheduler, lower_bound, kappa, json_path) -> None:
+def _run_coflow(inst, policy, scheduler, lower_bound, kappa, json_path, *, online=False, epoch=None) -> None:
     from clusteropt.algorithms.coflow.pipeline import run_coflow
     from clusteropt.solvers import SolverError
 
@@ -931,12 +941,15 @@ def _run_coflow(inst, policy, scheduler, lower_bound, kappa, json_path) -> None:
             raise BadInput(f"{what}: weight[{big[0]}] = {inst.weight[big[0]]:g}; the LP bound needs weights "
                            f"< {_LP_INFINITE_COST:g} (HiGHS reads larger costs as infinite); scale the weights")
     try:
-        result = run_coflow(inst, policy, scheduler, lower_bound=lower_bound, kappa=kappa, progress=True)
+        result = run_coflow(inst, policy, scheduler, lower_bound=lower_bound, kappa=kappa, progress=True,
+                            online=online, epoch=epoch)
     except ValueError as exc:
         raise BadInput(str(exc)) from None
     except SolverError as exc:
         raise SolverFailure(f"the LP lower bound: {exc}") from None
-    line = (f"{policy} + {scheduler}: total weighted CCT {result.total_weighted_cct:.6g}, "
+    how = (f"online, re-planned at {result.replan_slots} slots" if online
+           else "online" if result.online else "offline")
+    line = (f"{policy} + {scheduler} ({how}): total weighted CCT {result.total_weighted_cct:.6g}, "
             f"{result.schedule.n_blocks} blocks, makespan {result.schedule.makespan}, "
             f"verified {result.verified}")
     if result.lower_bound is not None:

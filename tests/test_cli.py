@@ -571,3 +571,23 @@ def test_generate_coflow_is_the_generators_instance(tmp_path, capsys):
     assert code == 0 and int(load_instance(path).release.max()) == 0
     code, _, err = run(capsys, "generate", "coflow", "--load", "0", "-o", path)
     assert code == 2 and "load = 0.0" in err
+
+
+def test_run_coflow_online_and_its_errors(tmp_path, capsys):
+    path = tmp_path / "c.json"
+    code, _, _ = run(capsys, "generate", "coflow", "--coflows", "20", "--ports", "5", "--seed", "3",
+                     "-o", str(path))
+    assert code == 0
+    out_path = tmp_path / "out.json"
+    code, out, _ = run(capsys, "run", str(path), "--policy", "primal-dual", "--online", "--json", str(out_path))
+    assert code == 0 and "(online, re-planned at" in out and "verified True" in out
+    data = json.loads(out_path.read_text())
+    assert data["online"] is True and data["replanned"] is True and data["replan_slots"] >= 1
+    code, out, _ = run(capsys, "run", str(path), "--policy", "sincronia")
+    assert code == 0 and "(offline)" in out
+    code, _, err = run(capsys, "run", str(path), "--online", "--schedule", "paper")
+    assert code == 2 and "scheduler = 'paper'" in err
+    code, _, err = run(capsys, "run", str(path), "--epoch", "4")
+    assert code == 2 and "online=True" in err
+    code, _, err = run(capsys, "run", str(path), "--online", "--epoch", "0")
+    assert code == 2 and "--epoch" in err

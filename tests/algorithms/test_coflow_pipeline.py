@@ -113,3 +113,27 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     random_coflows(3, 3, max_units=2, seed=0).to_json(inst_path)
     assert main(["run", str(inst_path), "--policy", "lifo"]) == 2
     assert "policy = 'lifo'" in capsys.readouterr().err
+
+
+def test_online_runs_record_how_they_were_made():
+    inst = random_coflows(30, 6, max_units=10, load=1.2, seed=7)
+    run = run_coflow(inst, "primal-dual", "greedy", online=True)
+    data = run.to_json_dict(inst)
+    assert run.verified and run.online and data["online"] is True and data["replanned"] is True
+    assert data["replan_slots"] == np.unique(inst.release).size and data["epoch"] is None
+    assert sorted(run.order.tolist()) == list(range(30))
+    every = run_coflow(inst, "sebf", "greedy", online=True, epoch=5)
+    assert every.verified and every.to_json_dict(inst)["epoch"] == 5
+    # offline: clairvoyant orderings are not online, self-contained ones with the greedy are
+    assert not run_coflow(inst, "sincronia", "greedy").online
+    assert run_coflow(inst, "sebf", "greedy").online and not run_coflow(inst, "sebf", "paper").online
+    with pytest.raises(ValueError, match="scheduler = 'paper'"):
+        run_coflow(inst, "sebf", "paper", online=True)
+    with pytest.raises(ValueError, match="pass online=True"):
+        run_coflow(inst, "sebf", "greedy", epoch=5)
+
+
+def test_online_lp_order_replans_with_the_residual_lp():
+    inst = random_coflows(10, 4, max_units=6, load=1.5, seed=3)
+    run = run_coflow(inst, "lp-order", "greedy", online=True, lower_bound=True)
+    assert run.verified and run.lower_bound <= run.total_weighted_cct + 1e-6

@@ -94,7 +94,10 @@ def primal_dual_order(loads, weight, release=None, *, kappa: float = 0.5) -> Pri
     from slot 0, where release order costs little (each coflow completes after its release
     anyway) and the ratio 5 holds.  For coflow completion time counted from release (CCT), FIFO
     is what it is: big coflows block small ones in a busy period.  ``kappa`` trades the two
-    branches (``kappa = 2``: far from FIFO), with the ratio proved for ``1/2`` only.
+    branches (``kappa = 2``: far from FIFO), with the ratio proved for ``1/2`` only.  The
+    release-aware alternative is to re-plan online on the remaining demand of the coflows present
+    (:func:`clusteropt.algorithms.coflow.online.online_greedy_schedule`, ``run --online``): there
+    every coflow is released, the branch never fires, and the order is BSSI on what is left.
 
     Parameters
     ----------

@@ -32,6 +32,24 @@ __all__ = ["POLICIES", "CoflowRun", "coflow_order", "run_coflow"]
 
 #: Ordering policies ``clusteropt run --policy`` takes.
 POLICIES = ("primal-dual", "lp-order", "sincronia", "sebf", "fifo", "smallest-first", "largest-first")
+#: Orderings that rank a coflow by its own data alone (its bottleneck, release or size): computed
+#: once, they still give an online schedule with the ``greedy`` scheduler.  The others
+#: (``primal-dual``, ``sincronia``, ``lp-order``) look at coflows that have not arrived yet
+#: (clairvoyant) unless run with ``online=True`` (:mod:`clusteropt.algorithms.coflow.online`).
+SELF_CONTAINED = ("sebf", "fifo", "smallest-first", "largest-first")
+
+
+def is_online(policy: str, scheduler: str, online: bool) -> bool:
+    """Whether every slot of the run is decided from the coflows released by then.
+
+    >>> is_online("sebf", "greedy", False), is_online("sincronia", "greedy", False)
+    (True, False)
+    >>> is_online("sincronia", "greedy", True)
+    True
+    >>> is_online("fifo", "paper", False)   # the moved blocks place later coflows' edges early
+    False
+    """
+    return bool(online) or (scheduler == "greedy" and policy in SELF_CONTAINED)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,6 +71,14 @@ class CoflowRun:
     lower_bound: float | None
     bound_converged: bool | None
     seconds: dict[str, float]
+    replanned: bool = False
+    epoch: int | None = None
+    replan_slots: int | None = None
+
+    @property
+    def online(self) -> bool:
+        """Every slot decided from the coflows released by then (:func:`is_online`)."""
+        return is_online(self.policy, self.scheduler, self.replanned)
 
     @property
     def ratio(self) -> float | None:
@@ -89,6 +115,10 @@ class CoflowRun:
         out: dict[str, Any] = {
             "policy": self.policy,
             "schedule": self.scheduler,
+            "replanned": self.replanned,
+            "epoch": self.epoch,
+            "replan_slots": self.replan_slots,
+            "online": self.online,
             "verified": self.verified,
             "order": [ids[j] for j in self.order.tolist()],
             "completion": {str(ids[j]): int(c) for j, c in enumerate(self.completion.tolist())},
@@ -147,6 +177,8 @@ def run_coflow(
     solver: str = "highs",
     bound: tuple[float, np.ndarray, bool] | None = None,
     progress: bool = False,
+    online: bool = False,
+    epoch: int | None = None,
 ) -> CoflowRun:
     """Order, schedule, verify (and bound) one instance.
 
@@ -170,6 +202,13 @@ def run_coflow(
     progress : bool
         Show the stages done (bound, order, schedule, verify) and the bound's row-generation
         rounds (:class:`clusteropt.progress.Progress`).
+    online : bool
+        Re-plan ``policy`` on the remaining demand at every arrival (or every ``epoch`` slots) and
+        continue the greedy schedule in between
+        (:func:`~clusteropt.algorithms.coflow.online.online_greedy_schedule`); greedy scheduler only.
+        The run's ``order`` is then the coflows by completion.
+    epoch : int, optional
+        With ``online``: re-plan every ``epoch`` slots instead of at every arrival.
 
     Returns
     -------
@@ -184,8 +223,13 @@ def run_coflow(
         raise ValueError(f"scheduler = {scheduler!r}; expected one of {', '.join(SCHEDULERS)}")
     if policy not in POLICIES:
         raise ValueError(f"policy = {policy!r}; expected one of {', '.join(POLICIES)}")
+    if online and scheduler != "greedy":
+        raise ValueError(f"online = True re-plans the greedy schedule; scheduler = {scheduler!r} builds the "
+                         "paper's moved blocks offline (use scheduler='greedy')")
+    if epoch is not None and not online:
+        raise ValueError("epoch is the re-planning period of online = True; pass online=True too")
     seconds: dict[str, float] = {}
-    report_bound = lower_bound or policy == "lp-order"
+    report_bound = lower_bound or (policy == "lp-order" and not online)
     stages = 3 + (bound is None and report_bound)
     with Progress(f"coflow {policy}", stages, "stage", enabled=progress) as bar:
         if bound is None and report_bound:
@@ -196,13 +240,24 @@ def run_coflow(
             seconds["lower_bound"] = time.perf_counter() - t0
             bound = (value, completion_lp, rowgen.converged)
             bar.update()
-        t0 = time.perf_counter()
-        order = coflow_order(inst, policy, kappa=kappa, lp_completion=None if bound is None else bound[1])
-        seconds["order"] = time.perf_counter() - t0
-        bar.update()
-        t0 = time.perf_counter()
-        schedule = SCHEDULERS[scheduler](inst, order)
-        seconds["schedule"] = time.perf_counter() - t0
+        replans = None
+        if online:
+            from clusteropt.algorithms.coflow.online import online_greedy_schedule
+
+            seconds["order"] = 0.0  # ordering and scheduling interleave: counted as schedule time
+            bar.update()
+            t0 = time.perf_counter()
+            result = online_greedy_schedule(inst, policy, epoch=epoch, kappa=kappa, solver=solver)
+            schedule, order, replans = result.schedule, result.schedule.order, int(result.replan_slots.size)
+            seconds["schedule"] = time.perf_counter() - t0
+        else:
+            t0 = time.perf_counter()
+            order = coflow_order(inst, policy, kappa=kappa, lp_completion=None if bound is None else bound[1])
+            seconds["order"] = time.perf_counter() - t0
+            bar.update()
+            t0 = time.perf_counter()
+            schedule = SCHEDULERS[scheduler](inst, order)
+            seconds["schedule"] = time.perf_counter() - t0
         bar.update()
         t0 = time.perf_counter()
         check = check_coflow_schedule(inst, schedule)
@@ -215,5 +270,5 @@ def run_coflow(
         violations=tuple(str(v) for v in check.violations),
         lower_bound=float(bound[0]) if report_bound and bound is not None else None,
         bound_converged=bool(bound[2]) if report_bound and bound is not None else None,
-        seconds=seconds,
+        seconds=seconds, replanned=bool(online), epoch=None if epoch is None else int(epoch), replan_slots=replans,
     )

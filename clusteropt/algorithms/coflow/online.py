@@ -1,0 +1,262 @@
+"""Online coflow orderings: re-plan on the remaining demand at arrivals, continue the greedy schedule.
+
+The orderings of :mod:`~clusteropt.algorithms.coflow.orderings` are *offline* (clairvoyant) when they
+are computed once for the whole instance: ``primal-dual`` with release times, ``sincronia`` and
+``lp-order`` look at coflows that have not arrived yet, so the schedule of an early slot can change
+when a later coflow is dropped from the input.  ``sebf``, ``fifo`` and the size orders happen to give
+online schedules with the greedy (a coflow's priority is a function of itself alone), but they never
+look at what is left of a coflow.
+
+:func:`online_greedy_schedule` is the online counterpart of every ordering (the ``--online`` flag of
+``clusteropt run``).  Time is cut into windows at *re-plan slots*: every slot in which a coflow
+becomes available (a coflow released at ``r`` may send from slot ``r + 1``), or, with ``epoch = P``,
+the slots ``s_0, s_0 + P, ...`` from the first arrival.  At a re-plan slot ``s`` the coflows
+available by ``s`` and not finished are ordered by the policy on their *remaining* demand, as a
+residual instance in which every one of them is released (release 0); between re-plan slots a
+newly available coflow joins the order last (FIFO among themselves).  Within a window the order is
+fixed and the schedule is :func:`~clusteropt.algorithms.coflow.schedulers.greedy_schedule`'s
+priority greedy restricted to the window's slots, on the remaining units; what a window leaves
+carries over.  Each slot is thereby decided from the coflows available by its window's start
+only, so cutting the input after any time leaves every earlier slot unchanged (the cut test of
+``tests/algorithms/test_coflow_online.py``).
+
+Per policy, on the residual instance (``L``: remaining units per coflow and port):
+
+``primal-dual``
+    :func:`~clusteropt.algorithms.coflow.orderings.primal_dual_order` on ``L`` with every release 0,
+    so its release branch never fires: it is BSSI, the same order as ``sincronia`` (the offline
+    primal-dual with release times is FIFO on arrival-spread workloads, see its docstring; re-planning
+    on what is present is the release-aware reading).  Listed under both names.
+``sincronia``
+    BSSI on ``L``.  Sincronia's authors re-order at epochs too; ``epoch = P`` approximates theirs.
+``sebf``
+    Varys's smallest effective bottleneck first on ``L`` (the remaining bottleneck, as Varys does).
+``fifo``
+    Release order: no re-planning changes it (the same schedule as the offline greedy).
+``smallest-first`` / ``largest-first``
+    By remaining total units (smallest first: shortest remaining processing time).
+``lp-order``
+    The concurrent-open-shop LP (:func:`clusteropt.models.coflow.cos_lower_bound`) of the residual
+    instance, solved at every re-plan slot: slow on large inputs (use ``epoch``).
+
+References
+----------
+Paper 001 (Ahmadi, Khuller, Purohit, Yang, coflow scheduling): the orderings and the greedy; Varys
+(Chowdhury et al., SIGCOMM 2014) for SEBF on remaining demand; Sincronia (Agarwal et al., SIGCOMM
+2018) for online epochs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+import numpy as np
+
+from clusteropt.algorithms.coflow.orderings import primal_dual_order, sebf_order, size_order
+from clusteropt.algorithms.coflow.schedule import CoflowSchedule
+from clusteropt.algorithms.coflow.schedulers import _Busy, _merge_blocks
+from clusteropt.instances.coflow import CoflowInstance
+
+__all__ = ["ONLINE_POLICIES", "OnlineSchedule", "online_greedy_schedule", "residual_order"]
+
+log = logging.getLogger(__name__)
+
+#: The orderings :func:`online_greedy_schedule` re-plans with (every ordering of ``run_coflow``).
+ONLINE_POLICIES = ("primal-dual", "lp-order", "sincronia", "sebf", "fifo", "smallest-first", "largest-first")
+
+
+@dataclasses.dataclass(frozen=True)
+class OnlineSchedule:
+    """Result of :func:`online_greedy_schedule`.
+
+    Attributes
+    ----------
+    schedule : CoflowSchedule
+        Its ``order`` is the coflows by completion slot (ties by index): the online run has no one
+        static order.
+    replan_slots : int array
+        The slots at which the order was recomputed on the remaining demand.
+    windows : int
+        Windows simulated (re-plan slots plus arrival slots between them).
+    """
+
+    schedule: CoflowSchedule
+    replan_slots: np.ndarray
+    windows: int
+
+
+def _window_free(u: _Busy, v: _Busy, t: int, need: int, end: int | None) -> list[tuple[int, int]]:
+    """Up to ``need`` earliest slots in ``[t, end)`` free in both ports, as segments (``end`` None: no end)."""
+    taken: list[tuple[int, int]] = []
+    x = t
+    while need > 0 and (end is None or x < end):
+        a1, b1 = u.free_at(x)
+        if end is not None and a1 >= end:
+            break
+        a2, b2 = v.free_at(a1)
+        if a2 > a1:  # v is busy at a1: look again from v's next free slot
+            x = a2
+            continue
+        x = a1
+        b = b2 if b1 is None else b1 if b2 is None else min(b1, b2)
+        if end is not None:
+            b = end if b is None else min(b, end)
+        stop = x + need if b is None else min(b, x + need)
+        taken.append((x, stop))
+        need -= stop - x
+        x = stop
+    return taken
+
+
+def residual_order(inst: CoflowInstance, policy: str, present: np.ndarray, remaining: np.ndarray, *,
+                   kappa: float = 0.5, solver: str = "highs") -> np.ndarray:
+    """The order of ``present`` (coflow indices) by ``policy`` on their remaining units.
+
+    ``remaining`` holds every flow's units left (instance flow order).  Returns ``present``
+    re-ordered, highest priority first (module docstring for each policy).
+    """
+    present = np.asarray(present, dtype=np.int64)
+    if present.size <= 1:
+        return present
+    if policy == "fifo":
+        return present[np.lexsort((inst.ids[present], inst.release[present]))]
+    pos = np.full(inst.n_coflows, -1, dtype=np.int64)
+    pos[present] = np.arange(present.size)
+    local = pos[inst.coflow]
+    keep = (local >= 0) & (remaining > 0)
+    units = remaining[keep]
+    loads = np.zeros((present.size, inst.n_ports), dtype=np.int64)
+    np.add.at(loads, (local[keep], inst.input[keep]), units)
+    np.add.at(loads, (local[keep], inst.n_inputs + inst.output[keep]), units)
+    weight = inst.weight[present]
+    if policy in ("primal-dual", "sincronia"):
+        local_order = primal_dual_order(loads, weight, None, kappa=kappa).order
+    elif policy == "sebf":
+        local_order = sebf_order(loads, weight, None)
+    elif policy in ("smallest-first", "largest-first"):
+        local_order = size_order(loads[:, : inst.n_inputs].sum(axis=1), largest_first=policy == "largest-first")
+    elif policy == "lp-order":
+        from clusteropt.models.coflow import cos_lower_bound
+
+        sub = CoflowInstance(inst.n_inputs, inst.n_outputs, coflow=local[keep], input=inst.input[keep],
+                             output=inst.output[keep], units=units, weight=weight,
+                             release=np.zeros(present.size, dtype=np.int64))
+        _, completion, _ = cos_lower_bound(sub, solver=solver)
+        local_order = np.argsort(np.asarray(completion, dtype=float), kind="stable")
+    else:
+        raise ValueError(f"policy = {policy!r}; expected one of {', '.join(ONLINE_POLICIES)}")
+    return present[np.asarray(local_order, dtype=np.int64)]
+
+
+def online_greedy_schedule(inst: CoflowInstance, policy: str = "sebf", *, epoch: int | None = None,
+                           kappa: float = 0.5, solver: str = "highs") -> OnlineSchedule:
+    """Re-plan ``policy`` on the remaining demand at arrivals (or every ``epoch`` slots); greedy in between.
+
+    Parameters
+    ----------
+    inst : CoflowInstance
+    policy : str
+        One of :data:`ONLINE_POLICIES`.
+    epoch : int, optional
+        Re-plan every ``epoch`` slots from the first arrival (coflows arriving in between join the
+        order last); default: at every slot in which a coflow arrives.
+    kappa : float
+        The primal-dual threshold (irrelevant online: module docstring).
+    solver : str
+        LP solver of ``lp-order``.
+
+    Examples
+    --------
+    Coflow 0 (6 units on port pair 0) arrives first; coflow 1 (1 unit on the same ports) at slot 2.
+    Re-planning on the remaining demand serves the short one as soon as it arrives:
+
+    >>> inst = CoflowInstance(1, 1, coflow=[0, 1], input=[0, 0], output=[0, 0], units=[6, 1],
+    ...                       weight=[1.0, 1.0], release=[0, 1])
+    >>> run = online_greedy_schedule(inst, "sebf")
+    >>> [(start, n, f.tolist()) for start, n, f in run.schedule.blocks()]
+    [(1, 1, [[0, 0, 0]]), (2, 1, [[1, 0, 0]]), (3, 5, [[0, 0, 0]])]
+    >>> run.replan_slots.tolist()
+    [1, 2]
+    """
+    if policy not in ONLINE_POLICIES:
+        raise ValueError(f"policy = {policy!r}; expected one of {', '.join(ONLINE_POLICIES)}")
+    if epoch is not None and (isinstance(epoch, bool) or int(epoch) != epoch or int(epoch) < 1):
+        raise ValueError(f"epoch = {epoch!r}; expected a whole number of slots >= 1 (or None: every arrival)")
+    n = inst.n_coflows
+    avail = inst.release.astype(np.int64) + 1
+    remaining = inst.units.astype(np.int64).copy()
+    ptr = inst.coflow_ptr.tolist()
+    left = np.bincount(inst.coflow, weights=remaining, minlength=n).astype(np.int64)
+    arrivals = np.unique(avail).tolist()
+    by_slot: dict[int, list[int]] = {}
+    for j in np.lexsort((inst.ids, inst.release)).tolist():
+        by_slot.setdefault(int(avail[j]), []).append(j)
+    starts, lengths, cof, ins, outs = [], [], [], [], []
+    replans: list[int] = []
+    order: list[int] = []
+    k = 0  # next arrival slot index
+    s = arrivals[0] if arrivals else 0
+    next_replan = s
+    windows = 0
+    while True:
+        order = [j for j in order if left[j] > 0]
+        if not order and k == len(arrivals):
+            break
+        if not order and s < arrivals[k]:
+            s = arrivals[k]  # idle until the next arrival
+            if epoch is not None and next_replan < s:
+                next_replan += -(-(s - next_replan) // int(epoch)) * int(epoch)
+        new: list[int] = []
+        if k < len(arrivals) and arrivals[k] == s:
+            new = by_slot[s]
+            k += 1
+        if epoch is None:
+            replan = bool(new)
+        else:
+            replan = s >= next_replan
+            if replan:
+                next_replan += int(epoch)
+        if replan:
+            present = np.asarray(order + [j for j in new if left[j] > 0], dtype=np.int64)
+            order = residual_order(inst, policy, present, remaining, kappa=kappa, solver=solver).tolist()
+            replans.append(s)
+        else:
+            order += [j for j in new if left[j] > 0]
+        end = arrivals[k] if k < len(arrivals) else None
+        if epoch is not None and (end is None or next_replan < end) and order:
+            end = next_replan
+        windows += 1
+        busy_in: dict[int, _Busy] = {}
+        busy_out: dict[int, _Busy] = {}
+        for j in order:
+            for f in range(ptr[j], ptr[j + 1]):
+                need = int(remaining[f])
+                if need == 0:
+                    continue
+                u, v = int(inst.input[f]), int(inst.output[f])
+                bu = busy_in.setdefault(u, _Busy())
+                bv = busy_out.setdefault(v, _Busy())
+                for a, b in _window_free(bu, bv, s, need, end):
+                    bu.add(a, b)
+                    bv.add(a, b)
+                    starts.append(a)
+                    lengths.append(b - a)
+                    cof.append(j)
+                    ins.append(u)
+                    outs.append(v)
+                    remaining[f] -= b - a
+                    left[j] -= b - a
+        if end is None:
+            break
+        s = end
+    if int(left.sum()):
+        raise RuntimeError(f"online schedule left {int(left.sum())} units unscheduled (a bug)")
+    # the run's order: coflows by completion slot (ties by index)
+    completion = np.zeros(n, dtype=np.int64)
+    if starts:
+        ends = np.asarray(starts, dtype=np.int64) + np.asarray(lengths, dtype=np.int64) - 1
+        np.maximum.at(completion, np.asarray(cof, dtype=np.int64), ends)
+    final = np.lexsort((np.arange(n), completion))
+    schedule = _merge_blocks(starts, lengths, cof, ins, outs, final)
+    return OnlineSchedule(schedule=schedule, replan_slots=np.asarray(replans, dtype=np.int64), windows=windows)
