@@ -8,6 +8,14 @@
 ``coflow-trace``
     The same table on a coflow-benchmark trace file given as the ``trace`` parameter
     (``--param trace=FB2010-1Hr-150-0.txt``), with the import's ``unit_mb`` and ``slot_ms``.
+``coflow-arrivals``
+    Arrivals of increasing spread (``arrivals``: all released at slot 0, then Poisson at offered
+    load 3, 1.5, 0.9 and 0.5 of the busiest port), unit weights (CCT, what coflow users compare):
+    every ordering with the greedy schedule computed once (``+greedy``; clairvoyant for
+    primal-dual, sincronia and lp-order) and re-planned on the remaining demand at every arrival
+    (``+online``, :mod:`clusteropt.algorithms.coflow.online`), next to the paper's
+    ``primal-dual+paper``.  Both objectives; ``online`` says whether the run decided each slot from
+    released coflows only.  ``lp-order+online`` (an LP per arrival) is left out for time.
 
 A cell that produces a schedule the verifier rejects raises, so it is recorded as failed and
 never reported as a result.  The LP bound of an instance is computed once per cell process and
@@ -41,7 +49,12 @@ def _instance_and_bound(params_json: str, seed: int):
     from clusteropt.models.coflow import cos_lower_bound
 
     params = json.loads(params_json)
-    if "trace" in params:
+    if "arrivals" in params:
+        spread = str(params["arrivals"])
+        load = 0.9 if spread == "at-0" else float(spread.removeprefix("load-"))
+        inst = random_coflows(int(params["n_coflows"]), int(params["n_ports"]), load=load,
+                              release=spread != "at-0", weights=str(params["weights"]), seed=seed)
+    elif "trace" in params:
         inst = read_coflow_benchmark(params["trace"], unit_mb=float(params["unit_mb"]),
                                      slot_ms=float(params["slot_ms"]))
     else:
@@ -52,12 +65,16 @@ def _instance_and_bound(params_json: str, seed: int):
 
 
 def run_coflow_cell(params: dict[str, Any], seed: int, policy: str) -> dict[str, Any]:
-    """One cell: instance from ``params`` and ``seed``, then ``policy = "<ordering>+<scheduler>"``."""
+    """One cell: instance from ``params`` and ``seed``, then ``policy = "<ordering>+<scheduler>"``
+    (scheduler ``online``: the greedy re-planned at every arrival).
+    """
     from clusteropt.algorithms.coflow.pipeline import run_coflow
 
     ordering, _, scheduler = policy.partition("+")
+    online = scheduler == "online"
     inst, bound, rowgen = _instance_and_bound(json.dumps(params, sort_keys=True), seed)
-    run = run_coflow(inst, ordering, scheduler, lower_bound=True, bound=bound)
+    run = run_coflow(inst, ordering, "greedy" if online else scheduler, lower_bound=True, bound=bound,
+                     online=online)
     if not run.verified:
         raise RuntimeError(f"{policy}: the schedule failed verification: {'; '.join(run.violations[:3])}")
     late = run.from_release(inst)
@@ -71,6 +88,8 @@ def run_coflow_cell(params: dict[str, Any], seed: int, policy: str) -> dict[str,
         "ratio_from_release": late["ratio"],
         "bound_converged": bool(bound[2]),
         "verified": run.verified,
+        "online": run.online,
+        "replan_slots": run.replan_slots,
         "coflows": inst.n_coflows,
         "flows": inst.n_flows,
         "units": int(inst.units.sum()),
@@ -88,6 +107,33 @@ def _ratio_table(table):
     keys = [c for c in ("n_coflows", "load", "release", "trace") if c in ok.columns]
     return ok.pivot_table(index=keys, columns="policy", values="ratio", aggfunc="mean").reset_index().rename_axis(
         columns=None)
+
+
+#: The ``coflow-arrivals`` policies: every ordering once and re-planned online, and the paper's schedule.
+ARRIVAL_POLICIES = (
+    "primal-dual+greedy", "primal-dual+online", "primal-dual+paper", "sincronia+greedy", "sincronia+online",
+    "sebf+greedy", "sebf+online", "fifo+greedy", "smallest-first+greedy", "smallest-first+online",
+    "lp-order+greedy",
+)
+ARRIVALS = ["at-0", "load-3", "load-1.5", "load-0.9", "load-0.5"]
+
+
+def _arrivals_table(table):
+    ok = table[table.status == "ok"]
+    out = ok.groupby(["arrivals", "policy"], sort=False).agg(
+        mean_cct_slots=("mean_cct_slots", "mean"), ratio_from_release=("ratio_from_release", "mean"),
+        ratio=("ratio", "mean"), online=("online", "all"), seeds=("seed", "nunique")).reset_index()
+    rank = {a: k for k, a in enumerate(ARRIVALS)}
+    return out.sort_values(["arrivals", "mean_cct_slots"],
+                           key=lambda c: c.map(rank) if c.name == "arrivals" else c)
+
+
+def _arrivals_bars(table):
+    from clusteropt.experiments.plots import normalized_bars
+
+    return normalized_bars(table, "mean_cct_slots", baseline="sincronia+greedy", group="arrivals",
+                           ylabel="mean CCT, relative to sincronia+greedy (offline)",
+                           title="coflows arriving over time: mean CCT from release (mean over seeds)")
 
 
 def _ratio_bars(table):
@@ -138,5 +184,24 @@ register_experiment(
         quick={"grid": {"trace": [str(_SAMPLE_TRACE)]}, "timeout": 120.0},
         figures={"ratio-bars": _ratio_bars},
         tables={"ratio": _ratio_table},
+    )
+)
+
+register_experiment(
+    Experiment(
+        name="coflow-arrivals",
+        run=run_coflow_cell,
+        grid={"n_coflows": [150], "n_ports": [30], "arrivals": ARRIVALS, "weights": ["unit"]},
+        seeds=list(range(5)),
+        policies=list(ARRIVAL_POLICIES),
+        description="every ordering offline and re-planned online (+online) vs the spread of arrivals, "
+                    "both objectives",
+        paper="001 (issue 23: coflows over time)",
+        root_seed=1001,
+        timeout=600.0,
+        quick={"grid": {"n_coflows": [20], "n_ports": [6], "arrivals": ["at-0", "load-0.9"]}, "seeds": [0],
+               "timeout": 120.0},
+        figures={"cct-bars": _arrivals_bars},
+        tables={"arrivals": _arrivals_table},
     )
 )

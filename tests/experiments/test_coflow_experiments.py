@@ -30,3 +30,19 @@ def test_trace_parameter_is_replaced(tmp_path):
     assert (table.status == "failed").all() and table.error.str.contains("missing.txt").all()
     with pytest.raises(ValueError, match="has no parameter nope"):
         spec.with_grid(nope=[1])
+
+
+def test_quick_coflow_arrivals(tmp_path):
+    spec = get_experiment("coflow-arrivals").quick_variant()
+    table = run_sweep(spec, store=tmp_path / "s.sqlite", progress=False)
+    assert len(table) == len(spec.cells()) and (table.status == "ok").all(), table.error.tolist()
+    assert table.verified.all() and (table.ratio >= 1 - 1e-9).all()
+    # +online runs are online; offline clairvoyant orderings are not; static sebf with the greedy is
+    by = table.groupby("policy").online.all()
+    assert by["primal-dual+online"] and by["sebf+greedy"] and not by["sincronia+greedy"]
+    assert not table[table.policy == "primal-dual+paper"].online.any()
+    # all released at 0: re-planning once at slot 1 is the offline run
+    at0 = table[table.arrivals == "at-0"].set_index("policy").mean_cct_slots
+    assert at0["sebf+online"] == at0["sebf+greedy"] and at0["primal-dual+online"] == at0["sincronia+greedy"]
+    files = {p.name for p in write_report(spec, table, tmp_path / "report")}
+    assert {"arrivals.csv", "arrivals.md", "cct-bars.png"} <= files
