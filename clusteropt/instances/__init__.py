@@ -12,6 +12,14 @@ from clusteropt.instances.broker import (
 from clusteropt.instances.coflow import CoflowInstance, ConcurrentOpenShopInstance
 from clusteropt.instances.coflow_random import random_coflows
 from clusteropt.instances.coflow_trace import TraceError, read_coflow_benchmark
+from clusteropt.instances.gadget import (
+    Cluster,
+    GadgetInstance,
+    fat_tree_cluster,
+    gadget_preset,
+    k_ary_fat_tree,
+    random_gadget,
+)
 from clusteropt.instances.gadget_trace import read_alibaba_jobs, read_philly_jobs
 from clusteropt.instances.realtime import RealtimeInstance, random_realtime, realtime_preset
 from clusteropt.instances.ring import RingInstance, random_ring
@@ -24,8 +32,10 @@ __all__ = [
     "INSTANCE_KINDS",
     "BrokerInstance",
     "BrokerPrices",
+    "Cluster",
     "CoflowInstance",
     "ConcurrentOpenShopInstance",
+    "GadgetInstance",
     "Instance",
     "InstanceError",
     "RealtimeInstance",
@@ -33,9 +43,13 @@ __all__ = [
     "TraceError",
     "WorkerPlacementInstance",
     "broker_preset",
+    "fat_tree_cluster",
+    "gadget_preset",
+    "k_ary_fat_tree",
     "load_instance",
     "random_broker",
     "random_coflows",
+    "random_gadget",
     "random_realtime",
     "random_ring",
     "random_worker_placement",

@@ -285,6 +285,22 @@ def check_string(where: str, value: Any, *, choices=None, nonempty: bool = False
     return value
 
 
+def job_count(n_jobs, jobs, default):
+    """The job count of a preset given as ``n_jobs=`` (the generators' name) or ``jobs=`` (the
+    CLI's ``--jobs``): one of them, or ``default`` when neither is given.
+
+    >>> job_count(None, 5, 20), job_count(7, None, 20), job_count(None, None, 20)
+    (5, 7, 20)
+    >>> job_count(5, 6, 20)
+    Traceback (most recent call last):
+    ...
+    TypeError: n_jobs = 5 and jobs = 6: pass one of them (they are the same parameter)
+    """
+    if n_jobs is not None and jobs is not None:
+        raise TypeError(f"n_jobs = {n_jobs!r} and jobs = {jobs!r}: pass one of them (they are the same parameter)")
+    return default if n_jobs is None and jobs is None else n_jobs if n_jobs is not None else jobs
+
+
 def first_repeat(keys) -> tuple[int, int] | None:
     """``(k, j)``: the first position k whose key (an entry, or a row of a 2-d array) occurred before,
     first at j < k; ``None`` when all keys are distinct.

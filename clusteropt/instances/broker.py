@@ -47,7 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
-from clusteropt.instances.base import FLOAT_INT_LIMIT, Instance, InstanceError, check_string
+from clusteropt.instances.base import FLOAT_INT_LIMIT, Instance, InstanceError, check_string, job_count
 from clusteropt.instances.coflow_trace import _NUMBER, TraceError
 from clusteropt.instances.gadget import bursty_arrivals
 from clusteropt.instances.gadget_trace import _csv_records, _rows
@@ -699,13 +699,14 @@ def random_broker(n_jobs: int = 100, *, horizon: int = 50, n_dcs: int | None = N
 PRESETS = ("paper", "small", "tiny")
 
 
-def broker_preset(preset: str = "paper", *, jobs: int | None = None, horizon: int | None = None,
-                  prices: BrokerPrices | None = None, transfer_costs=None, seed=None,
+def broker_preset(preset: str = "paper", *, n_jobs: int | None = None, jobs: int | None = None,
+                  horizon: int | None = None, prices: BrokerPrices | None = None, transfer_costs=None, seed=None,
                   deploy_per: str = "model") -> BrokerInstance:
-    """Named settings (all other parameters as :func:`random_broker`).
+    """Named settings (all other parameters as :func:`random_broker`); ``n_jobs`` jobs (``jobs=`` is
+    the same, as in the CLI's ``--jobs``; default per preset).
 
     ``"paper"``
-        Sec. 6.1: T = 50, R = 15, K = 4, ``jobs`` jobs (default 100, our choice) with the
+        Sec. 6.1: T = 50, R = 15, K = 4, ``n_jobs`` jobs (default 100, our choice) with the
         paper's ranges (:func:`random_broker` defaults).
     ``"small"``
         R = 5, T = 10, 8 jobs staying 2-6 slots with data from 1-3 DCs, thresholds scaled by
@@ -720,6 +721,7 @@ def broker_preset(preset: str = "paper", *, jobs: int | None = None, horizon: in
     if horizon is not None and (isinstance(horizon, bool) or not isinstance(horizon, int | np.integer)
                                 or horizon < 1):
         raise ValueError(f"horizon = {horizon!r}; expected an integer >= 1 (or None for the preset's)")
+    jobs = job_count(n_jobs, jobs, None)
     common = {"prices": prices, "transfer_costs": transfer_costs, "seed": seed, "deploy_per": deploy_per}
     override = prices is not None or transfer_costs is not None
     if preset == "paper":

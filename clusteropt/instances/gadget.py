@@ -40,6 +40,7 @@ from clusteropt.instances.base import (
     InstanceError,
     check_string,
     first_repeat,
+    job_count,
     shown,
 )
 
@@ -607,12 +608,12 @@ def random_gadget(n_jobs: int = 20, *, cluster: Cluster | None = None, horizon: 
 PRESETS = ("paper", "small", "tiny")
 
 
-def gadget_preset(preset: str = "paper", *, jobs: int = 20, seed=None, utility: str = "sigmoid",
-                  horizon: int | None = None) -> GadgetInstance:
-    """Named settings.
+def gadget_preset(preset: str = "paper", *, n_jobs: int | None = None, jobs: int | None = None, seed=None,
+                  utility: str = "sigmoid", horizon: int | None = None) -> GadgetInstance:
+    """Named settings with ``n_jobs`` jobs (default 20; ``jobs=`` is the same, as in the CLI's ``--jobs``).
 
     ``"paper"``
-        Sec. VI-1: T = 200, a 50-server fat-tree cluster (:func:`fat_tree_cluster`), ``jobs``
+        Sec. VI-1: T = 200, a 50-server fat-tree cluster (:func:`fat_tree_cluster`), ``n_jobs``
         jobs with the paper's ranges and bursty arrivals.
     ``"small"``
         T = 20, 8 servers in 2 racks: for exact per-slot ILPs and notebooks.
@@ -620,6 +621,7 @@ def gadget_preset(preset: str = "paper", *, jobs: int = 20, seed=None, utility: 
         T = 4, 4 servers in 2 racks, arrivals uniform, budgets 2-12 worker-slots: small enough
         for the offline DDLJS MILP.
     """
+    jobs = job_count(n_jobs, jobs, 20)
     rng = np.random.default_rng(seed)
     if horizon is not None and horizon < 1:
         raise ValueError(f"horizon = {horizon}; expected >= 1 (or None for the preset's)")

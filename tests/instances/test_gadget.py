@@ -434,3 +434,15 @@ def test_alone_bound_equals_the_maximum_over_every_worker_slot_count(utility):
             inst = dataclasses.replace(inst, utility_params=par)
         grid = np.minimum(np.arange(int(cap.max()) + 1)[None, :], cap[:, None])
         assert inst.alone_bound() == pytest.approx(float(inst.utility_of(grid).max(axis=1).sum()), rel=1e-12)
+
+
+def test_presets_take_n_jobs_like_the_generators():
+    import clusteropt.instances as ci
+
+    by_name = ci.gadget_preset("small", n_jobs=5, seed=1)
+    assert by_name == ci.gadget_preset("small", jobs=5, seed=1) and by_name.n_jobs == 5
+    assert ci.broker_preset("tiny", n_jobs=2, seed=0) == ci.broker_preset("tiny", jobs=2, seed=0)
+    with pytest.raises(TypeError, match="pass one of them"):
+        ci.gadget_preset("small", n_jobs=5, jobs=5)
+    with pytest.raises(TypeError, match="pass one of them"):
+        ci.broker_preset("tiny", n_jobs=2, jobs=3)
