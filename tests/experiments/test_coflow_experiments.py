@@ -45,4 +45,4 @@ def test_quick_coflow_arrivals(tmp_path):
     at0 = table[table.arrivals == "at-0"].set_index("policy").mean_cct_slots
     assert at0["sebf+online"] == at0["sebf+greedy"] and at0["primal-dual+online"] == at0["sincronia+greedy"]
     files = {p.name for p in write_report(spec, table, tmp_path / "report")}
-    assert {"arrivals.csv", "arrivals.md", "cct-bars.png"} <= files
+    assert {"arrivals.csv", "arrivals.md", "cct.png"} <= files
