@@ -958,6 +958,8 @@ def _run_coflow(inst, policy, scheduler, lower_bound, kappa, json_path, *, onlin
     if inst.release.any():
         late = result.from_release(inst)
         line += f"; counted from release: {late['total']:.6g}, mean CCT {late['mean']:.4g} slots"
+        if late["mean_seconds"] is not None:
+            line += f" = {late['mean_seconds']:.4g} s"
         if late["ratio"] is not None:
             line += f" (ratio {late['ratio']:.4f} to the bound on that scale)"
     _echo(line, json_path)

@@ -24,10 +24,11 @@ coflows are wide (up to ~150 x 150 flows) and their units reach millions.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
-from clusteropt.instances.base import FLOAT_INT_LIMIT, Instance, InstanceError, first_repeat
+from clusteropt.instances.base import FLOAT_INT_LIMIT, Instance, InstanceError, first_repeat, shown
 
 __all__ = ["CoflowInstance", "ConcurrentOpenShopInstance"]
 
@@ -93,6 +94,10 @@ class CoflowInstance(Instance):
     ids : int array (n,), optional
         Distinct coflow ids (a trace's ids); default ``1..n``.  Schedules and files name coflows
         by id.
+    slot_seconds : float, optional
+        The length of a slot in seconds, when the instance comes from a trace
+        (``read_coflow_benchmark``: ``slot_ms / 1000``); runs then also report completion times in
+        seconds.  ``None`` (the default, e.g. synthetic coflows): slots only.
 
     A coflow without flows is allowed (its completion time is its release).
 
@@ -119,6 +124,7 @@ class CoflowInstance(Instance):
     weight: np.ndarray
     release: np.ndarray
     ids: np.ndarray | None = None
+    slot_seconds: float | None = None
 
     def validate(self) -> None:
         """Check ports, units, uniqueness of (coflow, input, output), weights and releases."""
@@ -162,6 +168,15 @@ class CoflowInstance(Instance):
                 object.__setattr__(self, name, arr)
         _weights_and_release(self, n, work)
         _ids(self, n)
+        if self.slot_seconds is not None:
+            sec = self.slot_seconds
+            try:
+                value = float(sec) if isinstance(sec, int | float) and not isinstance(sec, bool) else math.nan
+            except OverflowError:  # an integer beyond any float
+                value = math.nan
+            if not (math.isfinite(value) and value > 0):
+                raise InstanceError("slot_seconds", shown(sec), "a finite number of seconds > 0 (or null)")
+            object.__setattr__(self, "slot_seconds", value)
 
     # -- shape ----------------------------------------------------------------------------
     @property

@@ -412,6 +412,7 @@ def read_coflow_benchmark(
     inst = CoflowInstance(
         n_inputs=n_ports, n_outputs=n_ports, coflow=cat(coflows), input=cat(inputs), output=cat(outputs),
         units=cat(units), weight=weight, release=release, ids=np.asarray(ids, dtype=np.int64),
+        slot_seconds=slot_ms / 1000.0,
     )
     busy = np.bincount(inst.input, minlength=n_ports) + np.bincount(inst.output, minlength=n_ports)
     used = np.count_nonzero(busy)

@@ -1,5 +1,6 @@
 """run_coflow and the `clusteropt import coflow-benchmark` / `clusteropt run` commands."""
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -38,6 +39,9 @@ def test_completion_counted_from_release():
     assert late["lower_bound"] == pytest.approx(run.lower_bound - late["offset"])
     assert late["lower_bound"] <= late["total"] + 1e-6 and late["ratio"] >= run.ratio - 1e-12
     assert run.to_json_dict(inst)["from_release"] == late
+    assert late["mean_seconds"] is None  # synthetic coflows have no slot length
+    timed = dataclasses.replace(inst, slot_seconds=0.008)
+    assert run.from_release(timed)["mean_seconds"] == pytest.approx(0.008 * late["mean"])
 
 
 @pytest.mark.parametrize("seed", range(12))

@@ -75,6 +75,8 @@ def test_unit_mb_and_slot_ms_follow_ceil_and_floor():
         "10": [1, 15],  # 0.5 / 0.5 is exactly 1
         "7": [3, 3],
     })
+    assert inst.slot_seconds == 0.5  # the slot length travels with the instance (and its JSON)
+    assert CoflowInstance.from_json(inst.to_json()).slot_seconds == 0.5
     inst = read_coflow_benchmark(SMALL, unit_mb=4, slot_ms=3000.0)
     assert inst.release.tolist() == [0, 0, 0, 1, 4]
     assert flows(inst) == expected_flows({"1": [1], "2": [1] * 6, "3": [1] * 4, "10": [1, 2], "7": [1, 1]})
@@ -368,3 +370,9 @@ def test_latest_release_plus_total_units_stays_exact(tmp_path):
                        "total units) = 2**53 - 4")
     path.write_text("6 2\n1 9007199254740988000 1 2 1 4:2.0\n2 0 1 2 1 4:2.0\n")
     assert read_coflow_benchmark(path).release.tolist() == [2**53 - 4, 0]
+
+
+@pytest.mark.parametrize("value", [0, -1.0, float("nan"), float("inf"), "1", True])
+def test_slot_seconds_must_be_a_positive_number(value):
+    with pytest.raises(InstanceError, match="slot_seconds"):
+        CoflowInstance(1, 1, [0], [0], [0], [1], [1.0], [0], slot_seconds=value)

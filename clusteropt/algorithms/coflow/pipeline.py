@@ -96,13 +96,16 @@ class CoflowRun:
         ``total`` = ``sum_j w_j (C_j - r_j)``, ``mean`` = the unweighted mean of ``C_j - r_j`` (slots),
         ``offset`` = ``sum_j w_j r_j``, and with a bound ``lower_bound`` = LP bound - offset (a lower
         bound on ``total``, since the offset is the same for every schedule) and ``ratio``.
+        ``mean_seconds``: ``mean`` times the instance's ``slot_seconds`` (None when unknown).
         """
         release = np.asarray(inst.release, dtype=float)
         offset = float(np.asarray(inst.weight, dtype=float) @ release)
         cct = self.completion.astype(float) - release
         out: dict[str, float | None] = {"total": self.total_weighted_cct - offset,
                                         "mean": float(cct.mean()) if cct.size else 0.0, "offset": offset,
-                                        "lower_bound": None, "ratio": None}
+                                        "lower_bound": None, "ratio": None, "mean_seconds": None}
+        if inst.slot_seconds is not None:
+            out["mean_seconds"] = float(out["mean"]) * inst.slot_seconds
         if self.lower_bound is not None:
             bound = self.lower_bound - offset
             out["lower_bound"] = bound
