@@ -18,7 +18,9 @@ slower than the DP from n = 8 on (``clusteropt.models.ring``), and its LP bound 
 Beyond it, ``ratio_dynamic_lb`` = ALG / the window lower bound on OPT_dyn
 (:func:`~clusteropt.algorithms.ring.offline.dynamic_window_bound`, ours) is at least ALG / OPT_dyn:
 an upper bound on the dynamic ratio at every n.  Where the DP runs (``ring-ratio-exact``, table
-``bound``) the bound is checked against OPT_dyn in every cell and its tightness is tabulated.
+``bound``) the bound is checked against OPT_dyn in every cell and its tightness is tabulated; it
+loosens as n grows where the hot region is narrow (README), so ALG / bound ranks the algorithms
+(one denominator per instance) but its growth in n is not theirs.
 ``OPT_static`` is the MILP, proved optimal in every recorded cell (``static_denominator``).  An
 optimum of 0 gives no ratio (NaN), only ``excess = ALG - OPT``.
 
