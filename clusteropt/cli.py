@@ -677,8 +677,10 @@ def _ring_inline() -> int:
                    "(the package's: A_round or the slot's exact MILP, whichever costs less), local, central, "
                    "oasis.  Ring: dynamic (default), dynamic-soft, dynamic-wfa, static, never, static-best, "
                    "greedy.")
-@click.option("--schedule", "scheduler", type=click.Choice(["paper", "greedy"]), default="greedy",
-              show_default=True, help="Coflow scheduler: the paper's moved blocks, or the priority greedy.")
+@click.option("--schedule", "scheduler", type=click.Choice(["paper", "greedy", "madd"]), default="greedy",
+              show_default=True,
+              help="Coflow scheduler: the paper's moved blocks, the priority greedy, or Varys's MADD pacing (each "
+                   "flow finishes with its coflow's bottleneck).")
 @click.option("--lower-bound", is_flag=True, help="Coflow: also compute the LP lower bound (row generation).")
 @click.option("--kappa", type=float, default=0.5, show_default=True, help="Coflow: primal-dual threshold.")
 @click.option("--online", is_flag=True,

@@ -14,7 +14,7 @@
     every ordering with the greedy schedule computed once (``+greedy``; clairvoyant for
     primal-dual, sincronia and lp-order) and re-planned on the remaining demand at every arrival
     (``+online``, :mod:`clusteropt.algorithms.coflow.online`), next to the paper's
-    ``primal-dual+paper``.  Both objectives; ``online`` says whether the run decided each slot from
+    ``primal-dual+paper`` and Varys's MADD pacing (``+madd``).  Both objectives; ``online`` says whether the run decided each slot from
     released coflows only.  ``lp-order+online`` (an LP per arrival) is left out for time.
 
 A cell that produces a schedule the verifier rejects raises, so it is recorded as failed and
@@ -112,8 +112,8 @@ def _ratio_table(table):
 #: The ``coflow-arrivals`` policies: every ordering once and re-planned online, and the paper's schedule.
 ARRIVAL_POLICIES = (
     "primal-dual+greedy", "primal-dual+online", "primal-dual+paper", "sincronia+greedy", "sincronia+online",
-    "sebf+greedy", "sebf+online", "fifo+greedy", "smallest-first+greedy", "smallest-first+online",
-    "lp-order+greedy",
+    "sincronia+madd", "sebf+greedy", "sebf+online", "sebf+madd", "fifo+greedy", "smallest-first+greedy",
+    "smallest-first+online", "lp-order+greedy",
 )
 ARRIVALS = ["at-0", "load-3", "load-1.5", "load-0.9", "load-0.5"]
 

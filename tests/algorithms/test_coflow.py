@@ -185,4 +185,4 @@ def test_decomposition_covers_each_edge_once_in_delta_matchings(seed):
 
 
 def test_registry_names():
-    assert set(SCHEDULERS) == {"paper", "greedy"}
+    assert set(SCHEDULERS) == {"paper", "greedy", "madd"}

@@ -114,3 +114,33 @@ def test_epoch_replans_on_a_grid_and_bad_epochs_are_refused():
             online_greedy_schedule(inst, "sebf", epoch=bad)
     with pytest.raises(ValueError, match="policy"):
         online_greedy_schedule(inst, "srpt")
+
+
+# -- MADD (issue 23 item 4) --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_madd_is_feasible_and_keeps_the_first_coflows_completion(seed):
+    from clusteropt.algorithms.coflow.schedulers import madd_schedule
+
+    inst = random_coflows(30, 6, load=1.2, seed=seed, max_units=20, release=seed % 2 == 0)
+    order = coflow_order(inst, "sebf")
+    madd = check_coflow_schedule(inst, madd_schedule(inst, order))
+    greedy = check_coflow_schedule(inst, greedy_schedule(inst, order))
+    assert madd.feasible, madd.violations[:3]
+    first = int(order[0])
+    assert madd.completion[first] == greedy.completion[first]
+
+
+def test_madd_leaves_early_slots_to_the_next_coflow():
+    from clusteropt.algorithms.coflow.schedulers import madd_schedule
+
+    inst = CoflowInstance(2, 2, coflow=[0, 0, 1], input=[0, 1, 1], output=[0, 1, 1], units=[3, 1, 1],
+                          weight=[1.0, 1.0], release=[0, 0])
+    madd = check_coflow_schedule(inst, madd_schedule(inst, [0, 1]))
+    assert madd.completion.tolist() == [3, 1]
+    # and through run_coflow / the CLI's --schedule madd
+    from clusteropt.algorithms.coflow.pipeline import run_coflow
+
+    run = run_coflow(inst, "fifo", "madd")
+    assert run.verified and run.total_weighted_cct == 4.0

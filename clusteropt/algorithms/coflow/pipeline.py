@@ -48,6 +48,8 @@ def is_online(policy: str, scheduler: str, online: bool) -> bool:
     True
     >>> is_online("fifo", "paper", False)   # the moved blocks place later coflows' edges early
     False
+    >>> is_online("sebf", "madd", False)    # pacing to a completion that later arrivals move
+    False
     """
     return bool(online) or (scheduler == "greedy" and policy in SELF_CONTAINED)
 
@@ -191,9 +193,10 @@ def run_coflow(
         A concurrent-open-shop instance runs as its diagonal coflow instance.
     policy : str
         One of :data:`POLICIES`.
-    scheduler : {"greedy", "paper"}
-        :func:`~clusteropt.algorithms.coflow.schedulers.greedy_schedule` or
-        :func:`~clusteropt.algorithms.coflow.schedulers.paper_schedule`.
+    scheduler : {"greedy", "paper", "madd"}
+        :func:`~clusteropt.algorithms.coflow.schedulers.greedy_schedule`,
+        :func:`~clusteropt.algorithms.coflow.schedulers.paper_schedule` or
+        :func:`~clusteropt.algorithms.coflow.schedulers.madd_schedule`.
     lower_bound : bool
         Also compute the LP bound (row generation; ``lp-order`` computes it anyway).
     kappa : float

@@ -24,7 +24,22 @@
     only into a block starting after its coflow's release, which keeps the schedule feasible but
     carries no proven bound: use ``greedy`` when the bound matters.
 
-Both return a :class:`~clusteropt.algorithms.coflow.schedule.CoflowSchedule`; check it with
+``madd_schedule``
+    Varys's MADD rule (Chowdhury, Zhong, Stoica, SIGCOMM 2014: every flow of a coflow is paced to
+    finish with the coflow's bottleneck, and what that frees goes to the coflows behind it) in
+    unit slots.  Coflows in priority order: the coflow's completion ``C_k`` is what the greedy
+    would give it (its flows' earliest common free slots after the higher-priority coflows);
+    then its flows, in reverse order, take the *latest* common free slots in ``[r_k + 1, C_k]``,
+    so no flow finishes earlier than it has to and the earlier slots stay free for lower
+    priorities.  The first coflow completes when the greedy would complete it; a later one may
+    complete earlier (the early slots left free) or later (the late slots now taken) than under
+    the greedy, so neither dominates (``coflow-arrivals`` measures both).  When the latest
+    placement does not fit (its flows block each other differently from the earliest one) the
+    coflow keeps the greedy placement.  The schedule is not work conserving: a port may
+    idle while a flow with units left waits for its late slots (rate pacing, as in Varys, without
+    its backfilling, which would not change any coflow's completion).
+
+All return a :class:`~clusteropt.algorithms.coflow.schedule.CoflowSchedule`; check it with
 :func:`clusteropt.verify.check_coflow_schedule`.
 """
 
@@ -41,7 +56,7 @@ from scipy.sparse.csgraph import maximum_bipartite_matching
 from clusteropt.algorithms.coflow.schedule import CoflowSchedule, ScheduleBuilder
 from clusteropt.instances.coflow import CoflowInstance
 
-__all__ = ["SCHEDULERS", "decompose_into_matchings", "greedy_schedule", "paper_schedule"]
+__all__ = ["SCHEDULERS", "decompose_into_matchings", "greedy_schedule", "madd_schedule", "paper_schedule"]
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +101,21 @@ class _Busy:
             return x, starts[k]
         return self.ends[k], (starts[k + 1] if k + 1 < len(starts) else None)
 
+    def last_free(self, x: int) -> tuple[int | None, int]:
+        """The latest free segment [a, b) with ``b <= x + 1``: ``b = x + 1`` when x is free, else the
+        start of the busy interval holding x; ``a`` the end of the busy interval before it (None:
+        free back to minus infinity).
+        """
+        k = bisect.bisect_right(self.starts, x) - 1  # the last busy interval starting at or before x
+        if k >= 0 and self.ends[k] > x:
+            return (self.ends[k - 1] if k >= 1 else None), self.starts[k]
+        return (self.ends[k] if k >= 0 else None), x + 1
+
+    def copy(self) -> _Busy:
+        out = _Busy()
+        out.starts, out.ends = list(self.starts), list(self.ends)
+        return out
+
     def add(self, a: int, b: int) -> None:
         k = bisect.bisect_left(self.starts, a)
         # merge with the previous interval if it ends at a, and the next if it starts at b
@@ -124,6 +154,28 @@ def _common_free(u: _Busy, v: _Busy, t: int, need: int) -> list[tuple[int, int]]
         need -= end - x
         x = end
     return taken
+
+
+def _common_free_back(u: _Busy, v: _Busy, lo: int, hi: int, need: int) -> tuple[list[tuple[int, int]], int]:
+    """The latest ``need`` slots in ``[lo, hi]`` free in both u and v, as segments, and the units
+    that did not fit (0 when all did): the mirror image of :func:`_common_free`.
+    """
+    taken: list[tuple[int, int]] = []
+    x = hi
+    while need > 0 and x >= lo:
+        a1, b1 = u.last_free(x)
+        if b1 - 1 < lo:
+            break
+        a2, b2 = v.last_free(b1 - 1)
+        if b2 < b1:  # v is busy at b1 - 1: look again below v's busy interval
+            x = b2 - 1
+            continue
+        bottom = max([lo] + [a for a in (a1, a2) if a is not None])
+        start = max(bottom, b1 - need)
+        taken.append((start, b1))
+        need -= b1 - start
+        x = start - 1
+    return taken, need
 
 
 def greedy_schedule(inst: CoflowInstance, order) -> CoflowSchedule:
@@ -167,6 +219,79 @@ def greedy_schedule(inst: CoflowInstance, order) -> CoflowSchedule:
                 cof.append(j)
                 ins.append(u)
                 outs.append(v)
+    return _merge_blocks(starts, lengths, cof, ins, outs, order)
+
+
+def madd_schedule(inst: CoflowInstance, order) -> CoflowSchedule:
+    """MADD in unit slots (the module docstring): each coflow's flows take the latest slots that
+    still let it complete when the greedy would; respects release times.
+
+    Examples
+    --------
+    Coflow 0 (first) has 3 units on ports (0, 0) and 1 on (1, 1); coflow 1 has 1 unit on (1, 1).
+    The greedy finishes coflow 0's short flow in slot 1 and delays coflow 1 to slot 2; MADD paces
+    it to slot 3 (coflow 0 completes in slot 3 either way) and coflow 1 goes in slot 1:
+
+    >>> inst = CoflowInstance(2, 2, coflow=[0, 0, 1], input=[0, 1, 1], output=[0, 1, 1], units=[3, 1, 1],
+    ...                       weight=[1.0, 1.0], release=[0, 0])
+    >>> from clusteropt.verify import check_coflow_schedule
+    >>> check_coflow_schedule(inst, greedy_schedule(inst, [0, 1])).completion.tolist()
+    [3, 2]
+    >>> check_coflow_schedule(inst, madd_schedule(inst, [0, 1])).completion.tolist()
+    [3, 1]
+    """
+    order = _check_order(order, inst.n_coflows)
+    ports_in = [_Busy() for _ in range(inst.n_inputs)]
+    ports_out = [_Busy() for _ in range(inst.n_outputs)]
+    ptr = inst.coflow_ptr
+    starts, lengths, cof, ins, outs = [], [], [], [], []
+    release = inst.release.tolist()
+    kept_greedy = 0
+    for j in order.tolist():
+        first = release[j] + 1
+        flows = [(int(inst.input[f]), int(inst.output[f]), int(inst.units[f])) for f in range(ptr[j], ptr[j + 1])]
+        if not flows:
+            continue
+        # the greedy's placement on copies of the coflow's ports: its completion C_j
+        t_in = {u: ports_in[u].copy() for u, _, _ in flows}
+        t_out = {v: ports_out[v].copy() for _, v, _ in flows}
+        forward = []
+        for u, v, d in flows:
+            segs = _common_free(t_in[u], t_out[v], first, d)
+            for a, b in segs:
+                t_in[u].add(a, b)
+                t_out[v].add(a, b)
+            forward.append(segs)
+        completion = max(b for segs in forward for _, b in segs) - 1
+        # the latest placement in [first, C_j], flows in reverse order, on copies again
+        b_in = {u: ports_in[u].copy() for u, _, _ in flows}
+        b_out = {v: ports_out[v].copy() for _, v, _ in flows}
+        backward: list[list[tuple[int, int]]] = [[] for _ in flows]
+        fits = True
+        for k in range(len(flows) - 1, -1, -1):
+            u, v, d = flows[k]
+            segs, left = _common_free_back(b_in[u], b_out[v], first, completion, d)
+            if left:
+                fits = False
+                break
+            for a, b in segs:
+                b_in[u].add(a, b)
+                b_out[v].add(a, b)
+            backward[k] = segs
+        chosen = backward if fits else forward
+        kept_greedy += not fits
+        for (u, v, _), segs in zip(flows, chosen, strict=True):
+            for a, b in segs:
+                ports_in[u].add(a, b)
+                ports_out[v].add(a, b)
+                starts.append(a)
+                lengths.append(b - a)
+                cof.append(j)
+                ins.append(u)
+                outs.append(v)
+    if kept_greedy:
+        log.info("madd: %d of %d coflows kept the greedy placement (the latest one did not fit)", kept_greedy,
+                 inst.n_coflows)
     return _merge_blocks(starts, lengths, cof, ins, outs, order)
 
 
@@ -380,4 +505,4 @@ def _run_block(out: list[list[np.ndarray]], shared: list[tuple[int, int, int, in
 
 
 #: Scheduler name -> function(instance, order) -> CoflowSchedule.
-SCHEDULERS = {"paper": paper_schedule, "greedy": greedy_schedule}
+SCHEDULERS = {"paper": paper_schedule, "greedy": greedy_schedule, "madd": madd_schedule}
