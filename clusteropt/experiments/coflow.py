@@ -11,11 +11,11 @@
 ``coflow-arrivals``
     Arrivals of increasing spread (``arrivals``: all released at slot 0, then Poisson at offered
     load 3, 1.5, 0.9 and 0.5 of the busiest port), unit weights (CCT, what coflow users compare):
-    every ordering with the greedy schedule computed once (``+greedy``; clairvoyant for
-    primal-dual, sincronia and lp-order) and re-planned on the remaining demand at every arrival
-    (``+online``, :mod:`clusteropt.algorithms.coflow.online`), next to the paper's
-    ``primal-dual+paper`` and Varys's MADD pacing (``+madd``).  Both objectives; ``online`` says whether the run decided each slot from
-    released coflows only.  ``lp-order+online`` (an LP per arrival) is left out for time.
+    every ordering with each schedule computed once (``+greedy``, the paper's ``+paper`` and
+    Varys's MADD pacing ``+madd``; clairvoyant for primal-dual, sincronia and lp-order) and
+    with the greedy re-planned on the remaining demand at every arrival (``+online``,
+    :mod:`clusteropt.algorithms.coflow.online`).  Both objectives; ``online`` says whether the
+    run decided each slot from released coflows only.
 
 A cell that produces a schedule the verifier rejects raises, so it is recorded as failed and
 never reported as a result.  The LP bound of an instance is computed once per cell process and
@@ -109,12 +109,11 @@ def _ratio_table(table):
         columns=None)
 
 
-#: The ``coflow-arrivals`` policies: every ordering once and re-planned online, and the paper's schedule.
-ARRIVAL_POLICIES = (
-    "primal-dual+greedy", "primal-dual+online", "primal-dual+paper", "sincronia+greedy", "sincronia+online",
-    "sincronia+madd", "sebf+greedy", "sebf+online", "sebf+madd", "fifo+greedy", "smallest-first+greedy",
-    "smallest-first+online", "lp-order+greedy",
-)
+#: The ``coflow-arrivals`` schedules: the three of ``run_coflow`` ordered once, and the greedy re-planned.
+ARRIVAL_SCHEDULES = ("greedy", "paper", "madd", "online")
+#: The ``coflow-arrivals`` policies: every ordering x :data:`ARRIVAL_SCHEDULES`.
+ARRIVAL_POLICIES = tuple(f"{o}+{s}" for o in ("primal-dual", "sincronia", "sebf", "lp-order", "fifo",
+                                               "smallest-first", "largest-first") for s in ARRIVAL_SCHEDULES)
 ARRIVALS = ["at-0", "load-3", "load-1.5", "load-0.9", "load-0.5"]
 
 
@@ -129,28 +128,41 @@ def _arrivals_table(table):
 
 
 def _arrivals_lines(table):
-    """Mean CCT (log scale) per policy over the arrival spreads, in spread order; online policies solid."""
+    """One panel per ordering: mean CCT (log scale) of each schedule over the spreads, in order;
+    the best run of any policy at each spread dotted in every panel for reference.
+    """
+    import numpy as np
     from matplotlib.figure import Figure
 
-    from clusteropt.experiments.plots import LINE_MARKERS
+    from clusteropt.experiments.plots import line_style
 
     means = _arrivals_table(table)
-    fig = Figure(layout="constrained", figsize=(9.0, 5.0))
-    ax = fig.subplots()
     x = {a: k for k, a in enumerate(ARRIVALS)}
-    for k, policy in enumerate(p for p in ARRIVAL_POLICIES if p in set(means.policy)):
-        rows = means[means.policy == policy].sort_values("arrivals", key=lambda c: c.map(x))
-        online = bool(rows.online.all())
-        # colours repeat every 10 lines: shift the marker then, so no two lines look alike
-        ax.plot(rows.arrivals.map(x), rows.mean_cct_slots, color=f"C{k % 10}",
-                marker=LINE_MARKERS[(k + k // 10) % len(LINE_MARKERS)],
-                linestyle="-" if online else "--", label=f"{policy} ({'online' if online else 'offline'})")
-    ax.set_yscale("log")
-    ax.set_xticks(range(len(ARRIVALS)), ARRIVALS)
-    ax.set_xlabel("arrivals (all at slot 0, then Poisson at decreasing offered load: more spread)")
-    ax.set_ylabel("mean CCT from release (slots, log scale)")
-    ax.set_title("coflows arriving over time: mean over seeds; solid = online, dashed = offline")
-    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize="small")
+    orderings = list(dict.fromkeys(p.partition("+")[0] for p in ARRIVAL_POLICIES if p in set(means.policy)))
+    best = means.groupby("arrivals").mean_cct_slots.min()
+    cols = min(4, len(orderings))
+    rows_n = -(-len(orderings) // cols)
+    fig = Figure(layout="constrained", figsize=(3.6 * cols, 3.2 * rows_n))
+    axes = np.atleast_1d(fig.subplots(rows_n, cols, sharey=True)).ravel()
+    for ax, ordering in zip(axes, orderings):
+        for k, schedule in enumerate(ARRIVAL_SCHEDULES):
+            rows = means[means.policy == f"{ordering}+{schedule}"].sort_values("arrivals", key=lambda c: c.map(x))
+            if rows.empty:
+                continue
+            how = "online" if bool(rows.online.all()) else "offline"
+            ax.plot(rows.arrivals.map(x), rows.mean_cct_slots, color=f"C{k}", **line_style(k),
+                    label=f"{schedule} ({how})")
+        ax.plot(best.index.map(x), best.to_numpy(), color="black", linestyle=":", linewidth=1.0,
+                label="best of all")
+        ax.set_yscale("log")
+        ax.set_xticks(range(len(ARRIVALS)), ARRIVALS, fontsize="small")
+        ax.set_title(ordering)
+        ax.legend(fontsize="x-small")
+    for ax in axes[len(orderings):]:
+        ax.set_visible(False)
+    fig.supylabel("mean CCT from release (slots, log scale)")
+    fig.supxlabel("arrivals: all at slot 0, then Poisson at decreasing offered load (more spread)")
+    fig.suptitle("coflows arriving over time, mean over seeds")
     return fig
 
 
