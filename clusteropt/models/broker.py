@@ -536,6 +536,38 @@ class BrokerSlotModel(CvxpyModel):
     price_form: str = "tight"
 
 
+#: The paper's symbol and equation of every component of :func:`build_broker_regularized` (rows of the
+#: job variables are the slot's active jobs ``I_t``, in order; (9k): every variable continuous, >= 0).
+_REGULARIZED_DOCS = {
+    "y": "y_i^r(t): workers of job i in DC r (row: i in I_t)",
+    "s": "s_i^r(t): job i's PS is in DC r (relaxed to [0, 1] by (9k))",
+    "v": "v_i^r(t): job i deployed in DC r (relaxed; the entropic term of (10) acts on it)",
+    "q": "q_i^{rr'}(t): data of job i moved from r to r'",
+    "g": "g_i^{rr'}(t): worker-PS connections from workers in r to the PS in r'",
+    "x": "x_k^r(t): price paid for resource k in DC r (C2*, Eq. (7))",
+    "u1": "u^1_{k,r}(t): discounted segment b h + e (relaxed)",
+    "u2": "u^2_{k,r}(t): first-tier segment a h (relaxed)",
+    "h_a": "h_a: the part of h_k^r(t) priced at the first tier a (tight form)",
+    "h_b": "h_b: the part of h_k^r(t) priced at the discounted tier b (tight form)",
+    "8a": "(8a) worker capacity: P_i y_i^{r'}(t) >= sum_r q_i^{rr'}(t)",
+    "8b": "(8b) data conservation: sum_{r'} q_i^{rr'}(t) = D_i^r(t)",
+    "8c": "(8c) first tier: x_k^r(t) >= a_k^r h - M u^1_{k,r}(t)",
+    "8d": "(8d) second tier: x_k^r(t) >= b_k^r h + e_k^r - M u^2_{k,r}(t)",
+    "7_split": "(7) convex hull: h_k^r(t) = h_a + h_b",
+    "7_first": "(7) convex hull: h_a <= H_k(t) u^2_{k,r}(t)",
+    "7_second": "(7) convex hull: h_b <= H_k(t) u^1_{k,r}(t)",
+    "7_hull": "(7) convex hull: x_k^r(t) >= a h_a + b h_b + e u^1",
+    "8e": "(8e) one tier: u^1_{k,r}(t) + u^2_{k,r}(t) = 1",
+    "8f": "(8f) one PS: sum_r s_i^r(t) = 1",
+    "8g": "(8g) deployment indicator: U v_i^r(t) >= y_i^r(t) + s_i^r(t)",
+    "8i": "(8i) connections from r: sum_{r'} g_i^{rr'}(t) = y_i^r(t)",
+    "8j": "(8j) connections to the PS: sum_r g_i^{rr'}(t) >= s_i^{r'}(t) N_i(t)",
+    "y_bound": "y_i^r(t) <= N_i(t) (does not change the optimum; module docstring)",
+    "objective": "(10) minimize C1(t) + C2*(t) + C4(t) + sum_i sum_r (c_i / sigma) "
+                 "((v + eps) ln((v + eps) / (v(t-1) + eps)) - v)",
+}
+
+
 def build_broker_regularized(inst: BrokerInstance, t: int, prev_v=None, *, epsilon: float = DEFAULT_EPSILON,
                              sigma: float | None = None, price_form: str = "tight") -> BrokerSlotModel:
     """The regularized convex problem (10) of slot t (Sec. 4.1, Alg. 1 line 4) as a CVXPY problem.
@@ -663,7 +695,7 @@ def build_broker_regularized(inst: BrokerInstance, t: int, prev_v=None, *, epsil
     problem = cp.Problem(cp.Minimize(c1 + c2 + c4 + reg), list(cons.values()))
     return BrokerSlotModel(problem, variables, cons, name=f"broker-regularized-t{t}", instance=inst, t=t,
                            jobs=jobs, prev_v=prev, epsilon=float(epsilon), sigma=float(sigma),
-                           price_form=price_form)
+                           price_form=price_form, docs=_REGULARIZED_DOCS)
 
 
 def decision_from_regularized(model: BrokerSlotModel) -> BrokerDecision:

@@ -33,6 +33,10 @@ class CvxpyModel:
         Name -> parameter, for re-solving with new data without rebuilding.
     name : str
         Model name, used as the ``NAME`` of exported files.
+    docs : Mapping[str, str]
+        Component name (a variable, constraint or parameter name, or ``"objective"``) -> the
+        paper's symbol and equation, as Pyomo components carry in ``doc``; shown by
+        :func:`clusteropt.models.summary.model_summary` and ``clusteropt build``.
 
     Examples
     --------
@@ -49,6 +53,7 @@ class CvxpyModel:
     constraints: Mapping[str, object] = field(default_factory=dict)
     parameters: Mapping[str, cp.Parameter] = field(default_factory=dict)
     name: str = "clusteropt"
+    docs: Mapping[str, str] = field(default_factory=dict)
 
     def constraint_list(self, name: str) -> list[cp.Constraint]:
         """The constraints registered under ``name`` as a list."""

@@ -23,12 +23,13 @@ def model_summary(model: Any) -> list[dict[str, Any]]:
     [('x', 'variable', 2), ('c', 'constraint', 1)]
     """
     if isinstance(model, CvxpyModel):
+        docs = model.docs
         rows = [
-            {"component": k, "type": "variable", "size": int(v.size), "doc": v.name()}
+            {"component": k, "type": "variable", "size": int(v.size), "doc": docs.get(k, v.name())}
             for k, v in model.variables.items()
         ]
         rows += [
-            {"component": k, "type": "parameter", "size": int(v.size), "doc": v.name()}
+            {"component": k, "type": "parameter", "size": int(v.size), "doc": docs.get(k, v.name())}
             for k, v in model.parameters.items()
         ]
         rows += [
@@ -36,13 +37,13 @@ def model_summary(model: Any) -> list[dict[str, Any]]:
                 "component": k,
                 "type": "constraint",
                 "size": int(sum(c.size for c in model.constraint_list(k))),
-                "doc": "",
+                "doc": docs.get(k, ""),
             }
             for k in model.constraints
         ]
         rows.append(
             {"component": "objective", "type": "objective", "size": 1,
-             "doc": type(model.problem.objective).__name__}
+             "doc": docs.get("objective", type(model.problem.objective).__name__)}
         )
         return rows
     import pyomo.environ as pyo

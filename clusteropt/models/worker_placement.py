@@ -113,6 +113,10 @@ def build_worker_placement_cvxpy(
         constraints={"workers_limit": workers_limit, "capacity": capacity},
         parameters={"C": C, "u": u},
         name="worker_placement",
+        docs={"y": "y_is: workers of job i on server s (row i, column s)",
+              "C": "C_s^r: type-r capacity of server s (4)", "u": "u_i: utility per worker of job i",
+              "workers_limit": "(2) sum_s y_is <= N_i", "capacity": "(4) sum_i l_i^r y_is <= C_s^r",
+              "objective": "maximize sum_i u_i sum_s y_is"},
     )
 
 
