@@ -5,7 +5,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench notebooks lock clean
+DOCS   := $(VENV)/.docs-installed
+
+.PHONY: demo test lint bench notebooks docs lock clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +24,14 @@ test: $(STAMP)
 	$(BIN)/ruff check clusteropt tests benchmarks
 	$(BIN)/python -m pytest -m "not slow" -q
 
+# The API reference from the docstrings (Sphinx); any warning fails the build.
+$(DOCS): $(STAMP)
+	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e ".[dev,scip,dask,parquet,docs]"
+	touch $(DOCS)
+
+docs: $(DOCS)
+	$(BIN)/sphinx-build -W --keep-going -q -b html docs docs/_build/html
+
 lint: $(STAMP)
 	$(BIN)/ruff check clusteropt tests benchmarks
 
@@ -34,8 +44,8 @@ notebooks: $(STAMP)
 
 # Re-resolve the pins (run by hand when a dependency is to move; commit the result).
 lock: $(BIN)/python
-	$(BIN)/python -m pip install --quiet --upgrade -e ".[dev,scip,dask,parquet]"
+	$(BIN)/python -m pip install --quiet --upgrade -e ".[dev,scip,dask,parquet,docs]"
 	$(BIN)/python -m pip freeze --exclude-editable --exclude clusteropt > requirements/constraints.txt
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache docs/_build docs/api

@@ -10,21 +10,24 @@ checks a :class:`~clusteropt.solvers.SolveResult` against it.
 
 The battery
 -----------
-==================  =========  ======================================================
-problem             class      answer
-==================  =========  ======================================================
-``transport_lp``    LP         minimize, objective 10, ``x = [[2, 1], [0, 2]]`` (2-D)
-``knapsack_milp``   MILP       maximize, objective 22.5, LP relaxation fractional
-``infeasible_lp``   LP         INFEASIBLE, no solution
-``unbounded_lp``    LP         UNBOUNDED (or INFEASIBLE_OR_UNBOUNDED), no solution
-``infeasible_and_unbounded_lp``
-                    LP         primal and dual infeasible: INFEASIBLE (or INFEASIBLE_OR_UNBOUNDED),
-                               never UNBOUNDED
-``empty_lp``        LP         no variable in the objective or a constraint: OPTIMAL, objective 3
-``hard_knapsack``   MILP       time-limited at 1 s: FEASIBLE, incumbent, bound, gap > 0
-``norm_soc``        SOC        CVXPY only, objective ``2 * sqrt(3)``
-``entropy``         EXP_CONE   CVXPY only, objective ``log(3)``, ``p = 1/3``
-==================  =========  ======================================================
+``transport_lp`` (LP)
+    minimize, objective 10, ``x = [[2, 1], [0, 2]]`` (2-D)
+``knapsack_milp`` (MILP)
+    maximize, objective 22.5, LP relaxation fractional
+``infeasible_lp`` (LP)
+    INFEASIBLE, no solution
+``unbounded_lp`` (LP)
+    UNBOUNDED (or INFEASIBLE_OR_UNBOUNDED), no solution
+``infeasible_and_unbounded_lp`` (LP)
+    primal and dual infeasible: INFEASIBLE (or INFEASIBLE_OR_UNBOUNDED), never UNBOUNDED
+``empty_lp`` (LP)
+    no variable in the objective or a constraint: OPTIMAL, objective 3
+``hard_knapsack`` (MILP)
+    time-limited at 1 s: FEASIBLE, incumbent, bound, gap > 0
+``norm_soc`` (SOC)
+    CVXPY only, objective ``2 * sqrt(3)``
+``entropy`` (EXP_CONE)
+    CVXPY only, objective ``log(3)``, ``p = 1/3``
 
 Examples
 --------

@@ -41,6 +41,7 @@ about the same and never migrating is nearly optimal, so no algorithm can show a
     the window bound / OPT_dyn (table ``bound``);
     epsilon 0.5 and the static algorithm's ``cluster_cap = 1`` keep every promised ``c k`` below
     ``n`` (with ``c >= l`` an algorithm could legally put every process on one server).
+
 ``ring-load`` and ``ring-sensitivity`` draw their instances per ``trial`` (:func:`instance_seed`),
 so the values of epsilon or of a knob meet the same instances.
 

@@ -12,14 +12,19 @@ the observation), then the arrivals ``Q_i <- Q_i + r_i`` (Alg. 1 line 4), then d
 
 Policies (:data:`POLICIES`):
 
-``max-weight``  Alg. 1 (feasibility-optimal, Theorem 7): an exact maximizer of Eq. (2) each frame,
-                by combinatorial search or through the Pyomo ILP (``method``).
-``sqrt-greedy`` Alg. 2: greedy in decreasing ``Q_i prod P / sqrt|J_i|`` (Eq. (5)); sqrt(M)-approximate
-                (Lemma 12, Theorem 14).
-``weight-greedy`` baseline: greedy in decreasing ``Q_i prod P`` (Eq. (2)'s weights, no sqrt).
-``random``      baseline: greedy in a uniformly random order (a random maximal decision).
-``stationary``  the stationary randomized policy the exact-region LP returns
-                (:func:`clusteropt.online.regions.exact_region`); no queues.
+``max-weight``
+    Alg. 1 (feasibility-optimal, Theorem 7): an exact maximizer of Eq. (2) each frame, by
+    combinatorial search or through the Pyomo ILP (``method``).
+``sqrt-greedy``
+    Alg. 2: greedy in decreasing ``Q_i prod P / sqrt|J_i|`` (Eq. (5)); sqrt(M)-approximate
+    (Lemma 12, Theorem 14).
+``weight-greedy``
+    Baseline: greedy in decreasing ``Q_i prod P`` (Eq. (2)'s weights, no sqrt).
+``random``
+    Baseline: greedy in a uniformly random order (a random maximal decision).
+``stationary``
+    The stationary randomized policy the exact-region LP returns
+    (:func:`clusteropt.online.regions.exact_region`); no queues.
 """
 
 from __future__ import annotations

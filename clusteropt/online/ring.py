@@ -10,17 +10,24 @@ request; index ``-1`` means before the first request).  The environment keeps th
 
 Policies (:data:`POLICIES`; ``make_policy(name, **params)``):
 
-``dynamic``      Sec. 3: random-shift intervals of about ``(1 + eps/2) k`` processes, one cut edge
-                 each, driven by the paper's randomized line MTS (random HST + entropic mirror
-                 descent); slices to servers; load <= (2 + eps) k.
-``dynamic-soft`` the same with the soft work-function heuristic MTS (ours; no proved ratio).
-``dynamic-wfa``  the same with the deterministic work-function line MTS (baseline).
-``static``       Sec. 4: slicing with growing intervals (hitting game, smooth-min), colour
-                 clusters with hysteresis, rebalancing above (1 + eps') k + s_max.
-``never``        never migrate (the initial assignment throughout).
-``static-best``  the best contiguous arcs in hindsight (looks at the whole sequence), migrated
-                 to before the first request.
-``greedy``       moves a server boundary to the least-requested edge nearby.
+``dynamic``
+    Sec. 3: random-shift intervals of about ``(1 + eps/2) k`` processes, one cut edge each, driven
+    by the paper's randomized line MTS (random HST + entropic mirror descent); slices to servers;
+    load <= (2 + eps) k.
+``dynamic-soft``
+    The same with the soft work-function heuristic MTS (ours; no proved ratio).
+``dynamic-wfa``
+    The same with the deterministic work-function line MTS (baseline).
+``static``
+    Sec. 4: slicing with growing intervals (hitting game, smooth-min), colour clusters with
+    hysteresis, rebalancing above (1 + eps') k + s_max.
+``never``
+    Never migrate (the initial assignment throughout).
+``static-best``
+    The best contiguous arcs in hindsight (looks at the whole sequence), migrated to before the
+    first request.
+``greedy``
+    Moves a server boundary to the least-requested edge nearby.
 """
 
 from __future__ import annotations

@@ -200,7 +200,7 @@ def _check_tol(tol: float) -> float:
 
 
 def _job_rows(inst: BrokerInstance, jobs: np.ndarray, value, name: str) -> np.ndarray:
-    """The rows of ``value`` ((I, R) or (|I_t|, R)) for the active jobs, as floats (J, R)."""
+    """The rows of ``value`` ((I, R) or ``(|I_t|, R)``) for the active jobs, as floats (J, R)."""
     try:
         a = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as exc:
@@ -466,7 +466,7 @@ def build_transport_model(inst: BrokerInstance, t: int, y) -> pyo.ConcreteModel:
     ``min C1 = sum d^{rr'} q_i^{rr'}`` (Eq. (1)) subject to (8a) ``sum_r q_i^{rr'} <= P_i
     y_i^{r'} (1 + 1e-9)`` and (8b) ``sum_{r'} q_i^{rr'} = D_i^r(t)``, ``q >= 0``, over the arcs
     with ``D_i^r(t) > 0`` and ``y_i^{r'} > 0`` of the jobs in ``I_t`` that have a worker (the
-    module docstring says why).  ``y`` is (I, R) over all jobs or (|I_t|, R).  The matrix route
+    module docstring says why).  ``y`` is (I, R) over all jobs or ``(|I_t|, R)``.  The matrix route
     of :func:`a_round` solves the very same LP (a test compares them).
 
     >>> from clusteropt.instances.broker import broker_preset
@@ -615,10 +615,11 @@ def complete_placement(inst: BrokerInstance, t: int, y, ps, prev_v=None, *, solv
     ----------
     inst : BrokerInstance
     t : int
-    y : int array_like (I, R) or (|I_t|, R)
-        Workers per data center; every active job needs at least ``N_i(t)`` of them (no fix is
-        applied: a placement short of workers is the caller's error).
-    ps : int array_like (|I_t|,)
+    y : int array_like (I, R) or (J, R)
+        Workers per data center (J = ``len(I_t)``: one row per active job); every active job
+        needs at least ``N_i(t)`` of them (no fix is applied: a placement short of workers is the
+        caller's error).
+    ps : int array_like (J,)
         The PS data center of each active job, in ascending job order.
     prev_v : array_like (I, R), optional
         ``v_i^r(t - 1)`` (0/1; default 0).
@@ -700,9 +701,9 @@ def a_round(inst: BrokerInstance, t: int, y_frac, s_frac, prev_v=None, rng=None,
     inst : BrokerInstance
     t : int
         The slot, ``1 .. T``.
-    y_frac : array_like (I, R) or (|I_t|, R)
-        ``y~_i^r(t)`` >= 0 (module docstring: rows, noise).
-    s_frac : array_like (I, R) or (|I_t|, R)
+    y_frac : array_like (I, R) or (J, R)
+        ``y~_i^r(t)`` >= 0 (J = ``len(I_t)``; module docstring: rows, noise).
+    s_frac : array_like (I, R) or (J, R)
         ``s~_i^r(t)``: per active job a distribution over the DCs (normalised; module docstring).
     prev_v : array_like (I, R), optional
         ``v_i^r(t - 1)`` of the previous slot's integral decision, 0/1 within ``tol`` (default

@@ -154,15 +154,15 @@ def pairwise_dependent_round(values, weights=None, rng=None, *, tol: float = 1e-
 
     References
     ----------
-    .. [1] Paper 003 (mlBroker), Sec. 5.1: Alg. 3 ``Round1_y`` lines 1-27 (lines 3-7 the
-       fractional set and ``p_i``; 9 the random pair; 10-15 the step; 16-21 the entries that
-       became integral; 23-25 the final round-up), ``Round2_y`` (text after Alg. 2), Lemma 1
-       (weight preservation per step); Sec. 5.2, proof of Theorem 4: (P1) marginal
-       distribution, (P2) weight preservation.  Lemma 2: running time.
-    .. [2] R. Gandhi, S. Khuller, S. Parthasarathy, A. Srinivasan, "Dependent rounding and its
-       applications to approximation algorithms", J. ACM 53(3), 2006.
-    .. [3] A. Srinivasan, "Distributions on level-sets with applications to approximation
-       algorithms", FOCS 2001.
+    - Paper 003 (mlBroker), Sec. 5.1: Alg. 3 ``Round1_y`` lines 1-27 (lines 3-7 the
+      fractional set and ``p_i``; 9 the random pair; 10-15 the step; 16-21 the entries that
+      became integral; 23-25 the final round-up), ``Round2_y`` (text after Alg. 2), Lemma 1
+      (weight preservation per step); Sec. 5.2, proof of Theorem 4: (P1) marginal
+      distribution, (P2) weight preservation.  Lemma 2: running time.
+    - R. Gandhi, S. Khuller, S. Parthasarathy, A. Srinivasan, "Dependent rounding and its
+      applications to approximation algorithms", J. ACM 53(3), 2006.
+    - A. Srinivasan, "Distributions on level-sets with applications to approximation
+      algorithms", FOCS 2001.
 
     Examples
     --------

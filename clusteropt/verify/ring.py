@@ -16,20 +16,27 @@ from the algorithm that made the run is imported or trusted.  The run may be a
 
 Constraint labels (``Violation.constraint``):
 
-=========================================  ==========================================================
-``run fields``                             the run has no ``migrations`` (or no ``initial``)
-``request count``                          the run's ``n_requests`` is not the instance's ``T``
-``augmentation``                           the run's augmentation is not a finite number > 0
-``initial assignment``                     the run's ``initial`` is not the instance's (the first
-                                           differing process is named; amount = how many differ)
-``migration row``                          ``migrations`` is not an ``(M, 3)`` array of integers
-``migration index in -1..T-1``             a row's request index is out of range
-``migration order (non-decreasing index)`` a row's index is below the previous row's
-``migration process in 0..n-1``            a row's process is out of range
-``migration server in 0..l-1``             a row's target server is out of range
-``capacity c*k``                           a server holds more than ``c * k`` processes after a step
-                                           (amount = load minus capacity)
-=========================================  ==========================================================
+``run fields``
+    the run has no ``migrations`` (or no ``initial``)
+``request count``
+    the run's ``n_requests`` is not the instance's ``T``
+``augmentation``
+    the run's augmentation is not a finite number > 0
+``initial assignment``
+    the run's ``initial`` is not the instance's (the first differing process is named; amount =
+    how many differ)
+``migration row``
+    ``migrations`` is not an ``(M, 3)`` array of integers
+``migration index in -1..T-1``
+    a row's request index is out of range
+``migration order (non-decreasing index)``
+    a row's index is below the previous row's
+``migration process in 0..n-1``
+    a row's process is out of range
+``migration server in 0..l-1``
+    a row's target server is out of range
+``capacity c*k``
+    a server holds more than ``c * k`` processes after a step (amount = load minus capacity)
 
 Malformed rows (the four ``migration ...`` labels) stop the check: the violations are returned
 with ``value = nan`` and no costs.  A wrong ``initial`` does not: the log is replayed from the

@@ -4,19 +4,19 @@ A :class:`BrokerDecision` is one slot's values of the variables of problem (8) o
 (Sec. 3.3), named by their symbols and indexed by job number over *all* jobs of the instance
 (rows of jobs not in ``I_t`` are zero), so that policies and checkers vectorize:
 
-========  ============  =====================================================================
-field     shape         meaning
-========  ============  =====================================================================
-``y``     int (I, R)    ``y_i^r(t)``: workers of job i in DC r
-``s``     0/1 (I, R)    ``s_i^r(t)``: job i's PS is in DC r (one per active job, (8f))
-``q``     (I, R, R)     ``q_i^{rr'}(t)`` >= 0: data of job i moved from r to r' (``q^{rr}`` stays)
-``g``     int (I, R, R) ``g_i^{rr'}(t)``: worker-PS connections from workers in r to the PS in r'
-``v``     0/1 (I, R)    ``v_i^r(t)``: job i deployed (worker or PS) in r ((8g); C3 via (8h))
-``u1``    0/1 (R, K)    ``u_{k,r}^1(t)``: 1 relaxes (8c), i.e. the discounted segment applies
-``u2``    0/1 (R, K)    ``u_{k,r}^2(t)``: 1 relaxes (8d), i.e. the first-tier segment applies
-``x``     (R, K)        ``x_k^r(t)`` >= 0: the resource cost paid (``C_2^*``)
-``z``     0/1 (I, R)    optional ``z_i^r(t)`` of (8h) (``None``: not given; the checker derives it)
-========  ============  =====================================================================
+========  ==============  ===========================================================================
+field     shape           meaning
+========  ==============  ===========================================================================
+``y``     int (I, R)      ``y_i^r(t)``: workers of job i in DC r
+``s``     0/1 (I, R)      ``s_i^r(t)``: job i's PS is in DC r (one per active job, (8f))
+``q``     (I, R, R)       ``q_i^{rr'}(t)`` >= 0: data of job i moved from r to r' (``q^{rr}`` stays)
+``g``     int (I, R, R)   ``g_i^{rr'}(t)``: worker-PS connections from workers in r to the PS in r'
+``v``     0/1 (I, R)      ``v_i^r(t)``: job i deployed (worker or PS) in r ((8g); C3 via (8h))
+``u1``    0/1 (R, K)      ``u_{k,r}^1(t)``: 1 relaxes (8c), i.e. the discounted segment applies
+``u2``    0/1 (R, K)      ``u_{k,r}^2(t)``: 1 relaxes (8d), i.e. the first-tier segment applies
+``x``     (R, K)          ``x_k^r(t)`` >= 0: the resource cost paid (``C_2^*``)
+``z``     0/1 (I, R)      optional ``z_i^r(t)`` of (8h) (``None``: not given; the checker derives it)
+========  ==============  ===========================================================================
 
 Values are kept as given (a fractional solution can be stored too); the checker
 (:mod:`clusteropt.verify.broker`) reports non-integral ones.  A :class:`BrokerSchedule` is the

@@ -203,8 +203,8 @@ def run_coflow(
         The primal-dual threshold.
     solver : str
         LP solver for the bound.
-    bound : (value, C, converged), optional
-        A bound computed before (reused across policies of one instance).
+    bound : tuple, optional
+        ``(value, C, converged)``: a bound computed before (reused across policies of one instance).
     progress : bool
         Show the stages done (bound, order, schedule, verify) and the bound's row-generation
         rounds (:class:`clusteropt.progress.Progress`).

@@ -135,7 +135,7 @@ def feasible_labellings(n: int, servers: int, capacity: int | None = None, *,
 
     Returns
     -------
-    int array (|S|, n)
+    int array (number of labellings, n)
         One labelling per row (server of each process), in lexicographic order.
 
     Examples
