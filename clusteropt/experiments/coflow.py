@@ -134,12 +134,15 @@ def _arrivals_lines(table):
     import numpy as np
     from matplotlib.figure import Figure
 
-    from clusteropt.experiments.plots import line_style
+    from clusteropt.experiments.plots import LINE_MARKERS
+
+    styles = {"greedy": "-", "paper": "--", "madd": "-.", "online": "-"}
 
     means = _arrivals_table(table)
     x = {a: k for k, a in enumerate(ARRIVALS)}
     orderings = list(dict.fromkeys(p.partition("+")[0] for p in ARRIVAL_POLICIES if p in set(means.policy)))
     best = means.groupby("arrivals").mean_cct_slots.min()
+    best = best.iloc[np.argsort(best.index.map(x).to_numpy())]
     cols = min(4, len(orderings))
     rows_n = -(-len(orderings) // cols)
     fig = Figure(layout="constrained", figsize=(3.6 * cols, 3.2 * rows_n))
@@ -150,7 +153,8 @@ def _arrivals_lines(table):
             if rows.empty:
                 continue
             how = "online" if bool(rows.online.all()) else "offline"
-            ax.plot(rows.arrivals.map(x), rows.mean_cct_slots, color=f"C{k}", **line_style(k),
+            ax.plot(rows.arrivals.map(x), rows.mean_cct_slots, color=f"C{k}", marker=LINE_MARKERS[k],
+                    linestyle=styles[schedule], linewidth=2.5 if schedule == "online" else 1.5,
                     label=f"{schedule} ({how})")
         ax.plot(best.index.map(x), best.to_numpy(), color="black", linestyle=":", linewidth=1.0,
                 label="best of all")
