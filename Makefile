@@ -22,6 +22,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check clusteropt tests benchmarks
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -m "not slow" -q
 
 # The API reference from the docstrings (Sphinx); any warning fails the build.
@@ -34,6 +35,7 @@ docs: $(DOCS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check clusteropt tests benchmarks
+	$(BIN)/mypy
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run_all

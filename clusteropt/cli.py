@@ -187,7 +187,7 @@ def _build(path: str, model_name: str, relax: bool, slot: int | None = None, pri
         spec = get_model(model_name)
         if price_form is not None and spec.kind != "broker":
             raise ValueError(f"--price-form is an option of the broker models (paper 003), not of {spec.name!r}")
-        options = {} if slot is None else {"slot": slot}
+        options: dict[str, int | str] = {} if slot is None else {"slot": slot}
         if price_form is not None:
             options["price_form"] = price_form
         return inst, spec, spec.build(inst, relax=relax, **options)
@@ -487,6 +487,7 @@ def generate_realtime_cmd(preset, n, workers, generation, success, requirement, 
     except (InstanceError, ValueError) as exc:
         raise BadInput(str(exc)) from None
     _write_instance(inst, out_path)
+    assert inst.requirement is not None  # validation sets the default
     _echo(f"{inst.name}: {inst.n_apps} applications, {inst.n_workers} workers, "
           f"requirement {inst.requirement.tolist()} -> {out_path}", out_path)
 
@@ -626,6 +627,8 @@ _RING_PATTERN_OPTIONS: dict[str, tuple[str, ...]] = {
 def generate_ring_cmd(n, servers, requests, pattern, against, epsilon, width, hot, step, phase, zipf, alpha, seed,
                       out_path) -> None:
     """A paper 004 instance (online balanced partitioning of ring demands)."""
+    import numpy as np
+
     from clusteropt.instances.ring import RingInstance, random_ring
 
     given = {"against": against, "epsilon": epsilon, "width": width, "hot": hot, "step": step, "phase": phase,
@@ -643,7 +646,7 @@ def generate_ring_cmd(n, servers, requests, pattern, against, epsilon, width, ho
                 raise BadInput(f"--against {against!r}; expected a ring policy: {', '.join(POLICIES)}")
             if requests < 0:
                 raise InstanceError("requests", requests, ">= 0")
-            base = RingInstance(n=n, servers=servers, requests=[], alpha=alpha,
+            base = RingInstance(n=n, servers=servers, requests=np.zeros(0, dtype=np.int64), alpha=alpha,
                                 name=f"ring-hit-the-cut-{against}-n{n}-l{servers}-T{requests}")
             params = {} if epsilon is None else {"epsilon": epsilon}
             inst = hit_the_cut(base, requests, against=against, seed=seed, **params)
@@ -885,6 +888,7 @@ def _run_gadget(inst, policy, slot_solver, time_limit, seed, json_path, *, fill=
     except RuntimeError as exc:  # a slot solver found no solution (e.g. --time-limit too short)
         raise SolverFailure(str(exc)) from None
     check = check_gadget_schedule(inst, run.schedule)
+    assert check.worker_slots is not None  # the checker always counts them
     overload = capacity_overload(inst, check)
     paper = policy == "gadget" and rounding == "paper"
     if policy == "gadget":
@@ -983,6 +987,7 @@ def _run_realtime(inst, policy, frames, seed, requirement, json_path) -> None:
     except (InstanceError, ValueError) as exc:
         raise BadInput(str(exc)) from None
     check = check_realtime_run(inst, run)
+    assert check.rates is not None and inst.requirement is not None  # always recounted / set by validation
     rates = ", ".join(f"{x:.4f}" for x in check.rates)
     _echo(f"{policy}: {frames} frames, completion rates [{rates}] vs requirement "
           f"{inst.requirement.tolist()}; fulfilled (within 0.01) {run.fulfilled()}; "
@@ -1105,6 +1110,7 @@ def _experiments(name: str | None, every: bool, modules: tuple[str, ...], quick:
     if every == (name is not None):
         raise BadInput("give an experiment NAME or --all (not both); `clusteropt experiment list` lists them")
     if not every:
+        assert name is not None  # checked above: NAME or --all
         return [_experiment(name, modules, quick, params)]
     if params:
         raise BadInput("--param replaces one experiment's grid; it does not go with --all")
@@ -1213,7 +1219,9 @@ def _report_all(specs: list, store: str, out_dir: str, every: bool, code_version
         if table.empty and every:
             missing.append(spec.name)
             continue
-        written = _report(spec, table, _report_dir(out_dir, spec, every))
+        report_dir = _report_dir(out_dir, spec, every)
+        assert report_dir is not None  # out_dir is given
+        written = _report(spec, table, report_dir)
         entries.append(index_entry(spec, dates, written, out_dir))
     if every:
         try:

@@ -63,6 +63,7 @@ def _worker_placement_demo() -> dict[str, Any]:
     inst = random_worker_placement(n_jobs=12, n_servers=6, seed=0)
     result = solve(build_worker_placement(inst), "highs")
     check = check_worker_placement(inst, result.values["y"])
+    assert result.objective is not None  # solve() raises unless optimal
     return {
         "instance": f"{inst.n_jobs} jobs x {inst.n_servers} servers (seed 0)",
         "model": "worker-placement",
@@ -86,6 +87,8 @@ def _coflow_demo() -> dict[str, Any]:
 
     inst = random_coflows(30, 10, release=False, weights="random", seed=0)
     run = run_coflow(inst, "primal-dual", "paper", lower_bound=True)
+    ratio = run.ratio
+    assert ratio is not None  # lower_bound=True, and the bound of positive work is positive
     return {
         "instance": f"{inst.n_coflows} coflows x {inst.n_inputs} ports (seed 0)",
         "model": "cos-lp (row generation) + primal-dual + paper schedule",
@@ -93,7 +96,7 @@ def _coflow_demo() -> dict[str, Any]:
         "objective": run.total_weighted_cct,
         "metric": "total weighted completion time from slot 0 (the paper's objective), slots (min)",
         # verified by clusteropt.verify inside run_coflow; the slides' bound without releases is 4
-        "verified": bool(run.verified and run.bound_converged and run.ratio <= 4.0),
+        "verified": bool(run.verified and run.bound_converged and ratio <= 4.0),
     }
 
 
@@ -111,6 +114,7 @@ def _realtime_demo() -> dict[str, Any]:
     req = 0.9 * region.theta * np.ones(3)
     run = run_online(SqrtGreedy(req), inst, horizon=10_000, seed=0)
     check = check_realtime_run(inst, run)
+    assert check.rates is not None  # check_realtime_run always recounts the rates
     return {
         "instance": "paper 002 Fig. 5 setting, N = M = 3",
         "model": "realtime-region (exact R_max) + Alg. 2 at 90% of it",
@@ -190,6 +194,7 @@ def _ring_demo() -> dict[str, Any]:
     # no online run may beat the exact dynamic optimum at its own capacity c k
     at_ck = {p: dynamic_opt_value(inst, int(r.augmentation * inst.k)) for p, r in runs.items()}
     dyn, static = checks["dynamic"], checks["static"]
+    assert opt_static.value is not None  # no time limit: the MILP is solved
     return {
         "instance": f"n = {inst.n} processes, {inst.servers} servers, {inst.n_requests} phase requests (seed 0)",
         "model": f"dynamic (Sec. 3) {dyn.value:.4g}, static (Sec. 4) {static.value:.4g}; OPT_dyn (DP) "

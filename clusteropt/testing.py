@@ -429,6 +429,7 @@ def _check_hard_knapsack(result: SolveResult) -> None:
     w, p, c = hard_knapsack_data(**HARD_KNAPSACK_SIZE)
     x = np.asarray(result.values["x"], dtype=float)
     assert x.shape == p.shape, f"x has shape {x.shape}; expected {p.shape}"
+    assert result.objective is not None, "a solution without an objective"
     assert np.all(np.abs(x - np.round(x)) <= 1e-6), "incumbent is not integral"
     x = np.round(x)
     assert np.all((x == 0) | (x == 1)), "incumbent is not binary"
@@ -678,6 +679,7 @@ def assert_result_matches(result: SolveResult, problem: KnownProblem) -> None:
                 f"{problem.id}: bound {result.bound} above the objective of a minimization ({where})"
             )
         expected_gap = relative_gap(result.objective, result.bound)
+        assert expected_gap is not None  # objective and bound are both set here
         assert result.gap is not None and math.isclose(
             result.gap, expected_gap, rel_tol=1e-9, abs_tol=1e-12
         ), f"{problem.id}: gap {result.gap} != relative_gap(objective, bound) = {expected_gap}"
@@ -689,6 +691,7 @@ def assert_result_matches(result: SolveResult, problem: KnownProblem) -> None:
                 f"within rtol {tol.objective_rtol:g} ({where})"
             )
         assert result.bound is not None, f"{problem.id}: no bound at proven optimality ({where})"
+        assert result.gap is not None  # checked above, as the bound is set
         assert result.gap <= MIP_GAP_AT_OPTIMUM + tol.objective_rtol, (
             f"{problem.id}: gap {result.gap} at proven optimality ({where})"
         )

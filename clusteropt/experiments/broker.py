@@ -311,6 +311,7 @@ def _lp(params_json: str, price_form: str):
     seconds = time.perf_counter() - start
     if not res.is_optimal:
         raise RuntimeError(f"P_f (9, {price_form}) of {inst.name} stopped with {res.termination.name}")
+    assert res.objective is not None  # an optimal solve has a solution
     parts = {f"C{k}": math.fsum(float(pyo.value(e)) for e in getattr(model, f"C{k}").values())
              for k in range(1, 5)}
     value = float(res.objective)

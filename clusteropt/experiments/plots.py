@@ -56,6 +56,7 @@ import os
 import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import matplotlib
 import numpy as np
@@ -63,6 +64,9 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from scipy import stats
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
 
 __all__ = ["BANDS", "FIGURE_FORMATS", "LINE_MARKERS", "LINE_STYLES", "MIN_BAND_VALUES", "POLICY_LABELS",
            "cdf_plot", "label_of", "line_plot", "line_style", "normalized_bars", "ratio_plot", "save_figure"]
@@ -81,7 +85,7 @@ FIGURE_FORMATS = tuple(_SAVE_OPTIONS)
 #: rcParams in force while saving: a fixed salt makes SVG element ids a function of the content
 #: alone (the default salt is a fresh UUID per save), and text drawn as paths does not depend on
 #: which fonts the viewer has.
-_SAVE_RC = {"svg.hashsalt": "clusteropt", "svg.fonttype": "path"}
+_SAVE_RC: dict[RcKeyType, str] = {"svg.hashsalt": "clusteropt", "svg.fonttype": "path"}
 
 _OK = "ok"
 #: Columns that identify a cell apart from its parameters, used by :func:`ratio_plot` to pair rows.
@@ -98,10 +102,10 @@ def _axes(ax: Axes | None) -> tuple[Figure, Axes]:
     if ax is None:
         fig = Figure(layout="constrained")
         return fig, fig.add_subplot()
-    fig = ax.figure
-    while not isinstance(fig, Figure):  # a SubFigure: its .figure is the root Figure
-        fig = fig.figure
-    return fig, ax
+    root = ax.figure
+    while not isinstance(root, Figure):  # a SubFigure: its .figure is the root Figure
+        root = root.figure
+    return root, ax
 
 
 def _columns_list(table: pd.DataFrame) -> str:
@@ -285,6 +289,7 @@ def _mean_line(ax: Axes, frame: pd.DataFrame, value: str, ci: float | None, labe
         return False
     enough = summary["count"].to_numpy() >= max(int(min_band), 2)
     if band == "ci":
+        assert ci is not None  # returned above otherwise
         half = _t_halfwidth(summary["std"].to_numpy(), summary["count"].to_numpy(), ci)
         low, high = means - half, means + half
     else:
@@ -300,6 +305,7 @@ def _mean_line(ax: Axes, frame: pd.DataFrame, value: str, ci: float | None, labe
 def _band_note(band: str | None, ci: float | None, min_band: int) -> str:
     if band == "range":
         return f"band: min-max of the runs (where >= {min_band})"
+    assert ci is not None  # a t-interval band is drawn only with a confidence level
     return f"band: {100 * ci:g}% t-interval of the mean (where >= {min_band} runs)"
 
 

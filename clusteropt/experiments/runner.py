@@ -173,7 +173,9 @@ class _CellProcess:
         _LIVE.add(self)
 
     def _read(self) -> None:
-        for line in self.popen.stdout:
+        stdout = self.popen.stdout
+        assert stdout is not None  # opened with stdout=PIPE
+        for line in stdout:
             self.replies.put(line)
         self.replies.put(None)
 
@@ -185,8 +187,10 @@ class _CellProcess:
         ``abandoned`` is looked at while waiting; when it returns True the child is killed and
         ``_Abandoned`` raised.  Raises ``ChildProcessError`` when the child died without replying.
         """
-        self.popen.stdin.write((json.dumps(request) + "\n").encode())
-        self.popen.stdin.flush()
+        stdin = self.popen.stdin
+        assert stdin is not None  # opened with stdin=PIPE
+        stdin.write((json.dumps(request) + "\n").encode())
+        stdin.flush()
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             wait = None if abandoned is None else _POLL_SECONDS
@@ -224,6 +228,7 @@ class _CellProcess:
                 pass
         self.popen.wait()
         for pipe in (self.popen.stdin, self.popen.stdout):
+            assert pipe is not None  # both opened with PIPE
             try:
                 pipe.close()
             except OSError:

@@ -216,7 +216,7 @@ class Experiment:
 
     def cells(self) -> list[Cell]:
         """Every cell, in order: grid product (first key slowest), then seeds, then policies."""
-        out = []
+        out: list[Cell] = []
         names = list(self.grid)
         for values in itertools.product(*self.grid.values()):
             params = dict(zip(names, values, strict=True))

@@ -230,7 +230,7 @@ def run_sweep(
     version = version or code_version(spec)
 
     owns_store = not isinstance(store, ResultsStore)
-    db = ResultsStore(store) if owns_store else store
+    db = store if isinstance(store, ResultsStore) else ResultsStore(store)
     try:
         cells = spec.cells()
         keep = {"ok", "failed", "timeout"} - set(retry)

@@ -61,10 +61,12 @@ def run_worker_placement_cell(params: dict[str, Any], seed: int, policy: str) ->
         workers = np.floor(lp.values["y"] + 1e-9)
     check = check_worker_placement(inst, workers)
     check.raise_if_infeasible()
+    lp_bound = lp.objective
+    assert lp_bound is not None  # solve() raises unless it proved the LP optimal
     return {
         "utility": check.value,
-        "lp_bound": lp.objective,
-        "ratio": check.value / lp.objective if lp.objective > 0 else float("nan"),
+        "lp_bound": lp_bound,
+        "ratio": check.value / lp_bound if lp_bound > 0 else float("nan"),
         "verified": check.feasible,
         "workers": int(workers.sum()),
         "build_seconds": build,

@@ -232,7 +232,7 @@ def check_int(where: str, value: Any, *, low: int | None = None, high: int | Non
     if isinstance(value, float | np.floating) and floats:
         if not math.isfinite(value) or not float(value).is_integer():
             raise InstanceError(where, value, text)
-        if abs(value) > FLOAT_INT_LIMIT:
+        if np.abs(value) > FLOAT_INT_LIMIT:  # np.abs: numpy's stubs give abs(np.floating[Any]) as object
             raise InstanceError(where, value, f"{text} (a float above 2**53 need not be the integer written: "
                                 "write it without a fraction or exponent)")
         value = int(value)
@@ -471,7 +471,7 @@ INSTANCE_KINDS: dict[str, type[Instance]] = {}
 """Registered instance kinds: ``"kind"`` string -> class."""
 
 
-def _index_text(idx: tuple[int, ...], most: int | None = None) -> str:
+def _index_text(idx: tuple[int | np.integer, ...], most: int | None = None) -> str:
     """``[i, j, ...]``; with ``most``, indices past the first ``most`` become ``...``."""
     shown_idx = [str(int(i)) for i in idx[:most]] + (["..."] if most is not None and len(idx) > most else [])
     return "[" + ", ".join(shown_idx) + "]"
@@ -603,7 +603,7 @@ class Instance:
             return NotImplemented
         return self.to_dict() == other.to_dict()
 
-    __hash__ = None  # instances hold arrays; compare them, do not hash them
+    __hash__ = None  # type: ignore[assignment]  # instances hold arrays; compare, do not hash (mypy: not a method)
 
 
 def _plain(value: Any) -> Any:
@@ -695,7 +695,8 @@ def _deep_place(text: str) -> str:
                 top[1] += 1
             else:
                 top[2] = True
-    where, index = "", []
+    where = ""
+    index: list[int] = []
     for bracket, key, _ in frames[:-1]:
         if bracket == "{":
             if index:

@@ -498,7 +498,7 @@ def _pairs(value, n: int, what: str) -> list[tuple[float, float]]:
     for lo, hi in pairs:
         if not 0 <= lo <= hi:
             raise ValueError(f"{what} = {value!r}; expected 0 <= low <= high in every range")
-    return pairs
+    return [(lo, hi) for lo, hi in pairs]  # each of length 2 (checked above)
 
 
 def _range(value, what: str, *, positive: bool = False) -> tuple[float, float]:

@@ -37,10 +37,11 @@ __all__ = ["CoflowInstance", "ConcurrentOpenShopInstance"]
 MAX_PORTS = 2**31
 
 
-def _ids(inst: Instance, n: int) -> None:
+def _ids(inst: CoflowInstance | ConcurrentOpenShopInstance, n: int) -> None:
     if inst.ids is None:
-        object.__setattr__(inst, "ids", np.arange(1, n + 1, dtype=np.int64))
-        inst.ids.setflags(write=False)
+        default = np.arange(1, n + 1, dtype=np.int64)
+        default.setflags(write=False)
+        object.__setattr__(inst, "ids", default)
         return
     ids = inst._array("ids", dtype=np.int64, ndim=1, shape=(n,))
     rep = first_repeat(ids)
@@ -171,12 +172,12 @@ class CoflowInstance(Instance):
         if self.slot_seconds is not None:
             sec = self.slot_seconds
             try:
-                value = float(sec) if isinstance(sec, int | float) and not isinstance(sec, bool) else math.nan
+                seconds = float(sec) if isinstance(sec, int | float) and not isinstance(sec, bool) else math.nan
             except OverflowError:  # an integer beyond any float
-                value = math.nan
-            if not (math.isfinite(value) and value > 0):
+                seconds = math.nan
+            if not (math.isfinite(seconds) and seconds > 0):
                 raise InstanceError("slot_seconds", shown(sec), "a finite number of seconds > 0 (or null)")
-            object.__setattr__(self, "slot_seconds", value)
+            object.__setattr__(self, "slot_seconds", seconds)
 
     # -- shape ----------------------------------------------------------------------------
     @property

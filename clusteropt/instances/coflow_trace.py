@@ -346,7 +346,7 @@ def read_coflow_benchmark(
         arrival = float(tokens[1])
         if not (math.isfinite(arrival) and arrival >= 0):
             raise line.error("arrival", tokens[1], "a finite number of milliseconds >= 0")
-        release = line.release(arrival, slot_ms)
+        release_slot = line.release(arrival, slot_ms)
         m = line.integer(2, "mapper count M", minimum=1)
         if len(tokens) < 4 + m:
             raise line.error("token count", len(tokens),
@@ -385,7 +385,7 @@ def read_coflow_benchmark(
         n_local += int(np.intersect1d(in_ports, out_ports, assume_unique=True).size)
         first_line[cid] = k + 1
         ids.append(cid)
-        releases.append(release)
+        releases.append(release_slot)
 
     n = len(ids)
     if n != n_declared:

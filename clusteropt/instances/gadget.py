@@ -288,7 +288,8 @@ def fat_tree_cluster(n_servers: int = 50, *, n_racks: int | None = None, gpus=(1
     for r in range(k):
         links += [[n_servers + r, core], [core, n_servers + r]]
         bw += [rbw[r], rbw[r]]
-    return Cluster(capacity=cap, links=links, bandwidth=bw, n_switches=k + 1, resources=("gpu",), rack=rack)
+    return Cluster(capacity=cap, links=np.asarray(links), bandwidth=np.asarray(bw), n_switches=k + 1,
+                   resources=("gpu",), rack=rack)
 
 
 def k_ary_fat_tree(k: int = 4, *, gpus=(1, 2, 4, 8), host_bw: float = 100.0, fabric_bw: float = 400.0,
@@ -333,8 +334,8 @@ def k_ary_fat_tree(k: int = 4, *, gpus=(1, 2, 4, 8), host_bw: float = 100.0, fab
             for c in range(h):
                 both(agg0 + p * h + a, core0 + a * h + c, fabric_bw)
     cap = rng.choice(np.asarray(gpus, dtype=float), size=n_srv)[:, None]
-    return Cluster(capacity=cap, links=links, bandwidth=bw, n_switches=2 * k * h + h * h, resources=("gpu",),
-                   rack=rack)
+    return Cluster(capacity=cap, links=np.asarray(links), bandwidth=np.asarray(bw), n_switches=2 * k * h + h * h,
+                   resources=("gpu",), rack=rack)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -393,7 +394,7 @@ class GadgetInstance(Instance):
 
     def validate(self) -> None:
         """Check every job field against the cluster and the horizon."""
-        cl = self.cluster
+        cl: object = self.cluster  # a Cluster or, from a file, its dict
         if isinstance(cl, Mapping):
             try:
                 cl = Cluster.from_dict(cl)
@@ -501,7 +502,9 @@ class GadgetInstance(Instance):
             return 0.0
         vertex = cap.astype(float)
         if self.utility == "quadratic":
-            l1, l2 = self.utility_params[:, 0], self.utility_params[:, 1]
+            par = self.utility_params
+            assert par is not None  # validate() fills in the defaults
+            l1, l2 = par[:, 0], par[:, 1]
             with np.errstate(divide="ignore", invalid="ignore"):
                 vertex = np.where(l2 > 0, l1 / (l2 * self.zeta), np.inf)
         vertex = np.minimum(vertex, cap)

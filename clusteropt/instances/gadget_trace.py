@@ -125,6 +125,7 @@ class _Row:
     def count(self, col: str, *, minimum: int, maximum: int = MAX_INT, why: str = "MAX_INT = 2**53") -> int:
         """A whole number in ``[minimum, maximum]`` (``"2"`` or ``"2.0"``) from column ``col``."""
         value = self.number(col)
+        assert value is not None  # not optional: a missing number raised
         if value != math.floor(value):
             raise self.error(col, self.row[col].strip(), f"a whole number >= {minimum}")
         if value < minimum:
@@ -290,7 +291,7 @@ def _build(path: Path, jobs: list[_Job], *, source: str, time_column: str, clust
             seen[j.name] = k
     inst = GadgetInstance(cluster=cluster, horizon=horizon, arrival=arrival, max_workers=nmax,
                           per_worker=per_worker, limit=lim, bandwidth=bw, zeta=zeta, utility=utility,
-                          utility_params=params, name=f"{source}-{path.stem}", job_ids=names)
+                          utility_params=params, name=f"{source}-{path.stem}", job_ids=tuple(names))
     log.info("read %s: %d jobs, arrivals 1..%d, T = %d, workers %d..%d, F %d..%d worker-slots", path, n,
              int(arrival.max()), horizon, int(nmax.min()), int(nmax.max()), int(limit.min()), int(limit.max()))
     return inst

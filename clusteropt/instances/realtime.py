@@ -101,8 +101,9 @@ class RealtimeInstance(Instance):
             if abs(float(q.sum()) - 1.0) > 1e-9:
                 raise InstanceError("sum(pattern_prob)", float(q.sum()), "1 (within 1e-9)")
         if self.requirement is None:
-            object.__setattr__(self, "requirement", np.zeros(n))
-            self.requirement.setflags(write=False)
+            zeros = np.zeros(n)
+            zeros.setflags(write=False)
+            object.__setattr__(self, "requirement", zeros)
         r = self._array("requirement", ndim=1, shape=(n,))
         self._check("requirement", r, r >= 0, ">= 0 (completed jobs per frame)")
         check_string("name", self.name)
@@ -137,6 +138,7 @@ class RealtimeInstance(Instance):
         """``P[|J_i(t)| != 0]`` per application (N,)."""
         if self.generation is not None:
             return 1.0 - np.prod(1.0 - self.generation, axis=1)
+        assert self.patterns is not None and self.pattern_prob is not None  # validate(): set without generation
         return (self.pattern_prob[:, None] * self.patterns.any(axis=2)).sum(axis=0)
 
     # -- randomness -------------------------------------------------------------------------
@@ -145,6 +147,7 @@ class RealtimeInstance(Instance):
         rng = np.random.default_rng(rng)
         if self.generation is not None:
             return rng.random((frames, self.n_apps, self.n_workers)) < self.generation
+        assert self.patterns is not None and self.pattern_prob is not None  # validate(): set without generation
         k = rng.choice(self.pattern_prob.size, size=frames, p=self.pattern_prob)
         return self.patterns.astype(bool)[k]
 
@@ -172,6 +175,7 @@ class RealtimeInstance(Instance):
             pf = g[free]
             prob = np.where(bits, pf, 1.0 - pf).prod(axis=1)
             return masks.reshape(-1, n, m), prob
+        assert self.patterns is not None and self.pattern_prob is not None  # validate(): set without generation
         keep = self.pattern_prob > 0
         pats = self.patterns[keep].astype(bool)
         flat = pats.reshape(pats.shape[0], -1)

@@ -228,7 +228,7 @@ class RingInstance(Instance):
     def from_dict(cls, data: Mapping[str, Any], *, base_dir: str | Path | None = None) -> RingInstance:
         """Inverse of :meth:`to_dict`; a ``.npy`` reference is read from ``base_dir``."""
         if not isinstance(data, Mapping):
-            return super().from_dict(data)  # type: ignore[return-value]  (its error names the problem)
+            return super().from_dict(data)  # its error names the problem
         data = dict(data)
         req = data.get("requests")
         if isinstance(req, Mapping):

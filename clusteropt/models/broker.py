@@ -662,7 +662,7 @@ def build_broker_regularized(inst: BrokerInstance, t: int, prev_v=None, *, epsil
     variables = {"y": y, "s": s, "q": q, "g": g, "v": v, "x": x, "u1": u1, "u2": u2}
 
     h = y.T @ nd + s.T @ md  # (R, K): h_k^r(t), Eq. (3)
-    cons: dict[str, object] = {
+    cons: dict[str, cp.Constraint] = {
         "8a": cp.multiply(cap[:, None], y) >= cp.sum(q, axis=1),
         "8b": cp.sum(q, axis=2) == data,
     }
@@ -705,6 +705,7 @@ def decision_from_regularized(model: BrokerSlotModel) -> BrokerDecision:
     :mod:`clusteropt.rounding` before using them as a schedule.
     """
     inst = model.instance
+    assert inst is not None  # build_broker_regularized records the instance
     var = model.variables
     if var["y"].value is None:
         raise ValueError(f"{model.name} has no solution; solve it first (clusteropt.solvers.solve)")

@@ -50,7 +50,7 @@ class CvxpyModel:
 
     problem: cp.Problem
     variables: Mapping[str, cp.Variable] = field(default_factory=dict)
-    constraints: Mapping[str, object] = field(default_factory=dict)
+    constraints: Mapping[str, cp.Constraint | list[cp.Constraint]] = field(default_factory=dict)
     parameters: Mapping[str, cp.Parameter] = field(default_factory=dict)
     name: str = "clusteropt"
     docs: Mapping[str, str] = field(default_factory=dict)

@@ -278,8 +278,8 @@ def _build_flow(problem: SlotProblem, relax: bool) -> pyo.ConcreteModel:
                                                     "(u, v) (Eq. (15))")
     m.eq14 = pyo.Constraint(m.KA, rule=lambda m, i, k, a: sum(m.varrho[i, k, a, u] for u in m.S) == m.chi[i, k],
                             doc="(14) each ring node on one server")
-    out_links = [[] for _ in range(cl.n_nodes)]
-    in_links = [[] for _ in range(cl.n_nodes)]
+    out_links: list[list[int]] = [[] for _ in range(cl.n_nodes)]
+    in_links: list[list[int]] = [[] for _ in range(cl.n_nodes)]
     for e, (u, v) in enumerate(cl.links.tolist()):
         out_links[u].append(e)
         in_links[v].append(e)
@@ -435,7 +435,8 @@ def _walk(cl: Cluster, src: int, dst: int, links: set[int]) -> tuple[int, ...]:
     out: dict[int, list[int]] = {}
     for e in sorted(links):
         out.setdefault(int(cl.links[e, 0]), []).append(e)
-    stack, seen = [(src, ())], {src}
+    stack: list[tuple[int, tuple[int, ...]]] = [(src, ())]
+    seen = {src}
     while stack:
         node, path = stack.pop()
         if node == dst:

@@ -163,6 +163,10 @@ class _TreeJob:
     def part_var(self, kind: str, c: int, b: int) -> int | None:
         return self.index.get(("own" if kind == "own" else "lam", c, b))
 
+    def held_part_var(self, kind: str, c: int, b: int) -> int:
+        """:meth:`part_var` for ``b <= part_cap(kind, c)``: that variable always exists."""
+        return self.index["own" if kind == "own" else "lam", c, b]
+
     def part_cap(self, kind: str, c: int) -> int:
         return self.own_cap[c] if kind == "own" else self.cap[c]
 
@@ -175,7 +179,7 @@ class _TreeJob:
         # prev[a]: terms of P_{j-1}[a] ("parts before j hold a")
         kind, c = parts[0]
         acc = self.part_cap(kind, c)
-        prev = {a: [(self.part_var(kind, c, a), 1.0)] for a in range(acc + 1)}
+        prev = {a: [(self.held_part_var(kind, c, a), 1.0)] for a in range(acc + 1)}
         for j in range(1, len(parts)):
             kind, c = parts[j]
             bcap = self.part_cap(kind, c)
@@ -195,7 +199,7 @@ class _TreeJob:
             for a, terms in by_a.items():  # sum_b mu[j, a, b] = P_{j-1}[a]
                 self.rows.append((("chain_in", p, j, a), terms + [(v, -w) for v, w in prev[a]], "0"))
             for b, terms in by_b.items():  # sum_a mu[j, a, b] = part_j[b]
-                self.rows.append((("chain_part", p, j, b), [*terms, (self.part_var(kind, c, b), -1.0)], "0"))
+                self.rows.append((("chain_part", p, j, b), [*terms, (self.held_part_var(kind, c, b), -1.0)], "0"))
             prev, acc = cur, new_acc
         if is_root:  # the whole tree holds the kappa workers with mass x, nothing else
             for a, terms in prev.items():
@@ -234,7 +238,10 @@ def _build_tree(problem: SlotProblem, kappa: dict[int, int]) -> pyo.ConcreteMode
     m.eq12 = pyo.Objective(expr=sum(float(problem.pi[pos[i]][kappa[i] - 1]) * m.x[i] for i in jobs),
                            sense=pyo.maximize, doc="(12) utility gained with the selected ring sizes")
     m.jobs_ = {}
-    lam_keys, own_keys, mu_keys, row_keys = [], [], [], []
+    lam_keys: list[tuple] = []
+    own_keys: list[tuple] = []
+    mu_keys: list[tuple] = []
+    row_keys = []
     row_terms = {}
     for i in jobs:
         tj = _TreeJob(problem, lay, i, kappa[i])

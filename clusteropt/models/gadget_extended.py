@@ -120,8 +120,8 @@ class _Job:
         self.layers = {1: self.h, 2: k - self.h} if k >= 2 else {}
         self.inner = {1: self.h - 1, 2: k - self.h - 1} if k >= 2 else {}
         links = cl.links
-        fw_out = [[] for _ in range(cl.n_nodes)]
-        fw_in = [[] for _ in range(cl.n_nodes)]
+        fw_out: list[list[tuple[int, int]]] = [[] for _ in range(cl.n_nodes)]
+        fw_in: list[list[tuple[int, int]]] = [[] for _ in range(cl.n_nodes)]
         for e in self.E:
             u, v = int(links[e, 0]), int(links[e, 1])
             fw_out[u].append((e, v))
@@ -376,10 +376,10 @@ def _branch_walk(jb: _Job, res: _Residual, b: int, c: int, u: int, eps: float, a
             val = g[layer + 1, c, apos[n]]
             if val > eps and (layer + 1, n) not in parent:
                 moves.append((val, (layer + 1, n), ("g", layer + 1, n)))
-        for e, nxt in jb.out[b][n]:
+        for e, succ in jb.out[b][n]:
             val = f[layer, c, epos[e]]
-            if val > eps and (layer, nxt) not in parent:
-                moves.append((val, (layer, nxt), ("f", layer, e)))
+            if val > eps and (layer, succ) not in parent:
+                moves.append((val, (layer, succ), ("f", layer, e)))
         moves.sort(key=lambda t: t[0])
         for _, nxt, move in moves:  # the largest residual is popped first
             if nxt not in parent:
@@ -391,8 +391,8 @@ def _branch_walk(jb: _Job, res: _Residual, b: int, c: int, u: int, eps: float, a
     links: list[list[int]] = [[] for _ in range(last + 1)]
     g_keys, f_keys = [], []
     state = goal
-    while parent[state] is not None:
-        prev, (kind, layer, item) = parent[state]
+    while (step := parent[state]) is not None:
+        prev, (kind, layer, item) = step
         if kind == "g":
             nodes[layer] = item
             g_keys.append((layer, c, apos[item]))
@@ -475,6 +475,7 @@ def _decompose_job(problem: SlotProblem, jb: _Job, res: _Residual, tol: float, e
             res.y[a] -= phi
             mappings.append((phi, Mapping(i, ((A[a], 1),), None)))
     else:
+        assert res.s is not None and res.z is not None  # k >= 2: _Residual read s and z
         apos = {u: a for a, u in enumerate(A)}
         epos = {e: p for p, e in enumerate(jb.E)}
         while res.x > tol:

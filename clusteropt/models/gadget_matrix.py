@@ -179,8 +179,11 @@ class _Assembler:
 
     def __init__(self, n_cols: int):
         self.n_cols = n_cols
-        self.rows, self.cols, self.vals = [], [], []
-        self.lo, self.hi = [], []
+        self.rows: list[np.ndarray] = []
+        self.cols: list[np.ndarray] = []
+        self.vals: list[np.ndarray] = []
+        self.lo: list[np.ndarray] = []
+        self.hi: list[np.ndarray] = []
         self.row_blocks: list[tuple[str, int, object]] = []  # (name, count, make_keys)
         self.n_rows = 0
 

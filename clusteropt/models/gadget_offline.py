@@ -441,6 +441,7 @@ def schedule_from_solution(inst: GadgetInstance, model: pyo.ConcreteModel, *, to
             if (i, t) not in ring_pairs:
                 raise ValueError(f"slot {t}: job {i} is on servers {on} but the model has no ring for it")
             if model.form == "tree":
+                assert paths is not None  # computed above for the tree form
                 order = [s for s in model.layout.dfs_order if alloc.workers[i, s] > 0]
                 alloc.rings[i] = Ring(tuple(order), tuple(tuple(paths[order[k], order[(k + 1) % len(order)]])
                                                           for k in range(len(order))))
@@ -486,10 +487,9 @@ def _path(cl, src: int, dst: int, support: list[int]) -> tuple[int, ...]:
         raise ValueError(f"the flow of a ring edge has no path from node {src} to node {dst}")
     out = []
     node = dst
-    while prev[node] is not None:
-        e = prev[node]
-        out.append(e)
-        node = int(cl.links[e, 0])
+    while (link := prev[node]) is not None:
+        out.append(link)
+        node = int(cl.links[link, 0])
     return tuple(reversed(out))
 
 

@@ -50,6 +50,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyomo.environ as pyo
@@ -57,6 +58,9 @@ import pyomo.environ as pyo
 from clusteropt.algorithms.ring.offline import compress_requests, migrations_from_placements
 from clusteropt.instances.ring import RingInstance
 from clusteropt.models.registry import ModelSpec, register_model
+
+if TYPE_CHECKING:
+    from clusteropt.solvers.result import SolveResult
 
 __all__ = [
     "MAX_DYNAMIC_BINARIES",
@@ -144,6 +148,7 @@ def build_ring_static_opt(instance: RingInstance, relax: bool = False, capacity:
     requested = np.flatnonzero(r > 0).tolist()
     m.E = pyo.Set(initialize=requested, doc="requested edges e = (e, e+1 mod n), r_e > 0 (others cost nothing)")
     m.r = pyo.Param(m.E, initialize={e: int(r[e]) for e in requested}, doc="r_e: requests on edge e")
+    assert instance.initial is not None  # validation sets the default
     c0 = instance.initial.tolist()
     m.x = pyo.Var(m.V, m.C, domain=binary, doc="x[v, c]: process v on server c (placed before request 1)")
     m.z = pyo.Var(m.E, bounds=(0, 1), doc="z[e]: edge e is cut (its endpoints on different servers)")
@@ -225,6 +230,7 @@ def build_ring_dynamic_opt(instance: RingInstance, relax: bool = False, capacity
     _common(m, instance, cap)
     m.steps = (edges, weights, starts)
     binary = pyo.UnitInterval if relax else pyo.Binary
+    assert instance.initial is not None  # validation sets the default
     c0 = instance.initial.tolist()
     ev = edges.tolist()
     m.T = pyo.RangeSet(1, T, doc="compressed requests t = 1..T' (runs of identical requests)")
@@ -324,7 +330,7 @@ class RingOptimum:
     value: float | None
     bound: float | None
     proven_optimal: bool
-    result: object
+    result: SolveResult
     initial: np.ndarray | None
     migrations: np.ndarray | None
     augmentation: float
@@ -339,6 +345,7 @@ def _optimum(instance, model, placements_to_run, *, relax, solver, time_limit, c
     if not res.has_solution:
         log.warning("ring optimum: no solution (%s)", res.summary())
         return RingOptimum(None, res.bound, False, res, None, None, aug, cap)
+    assert res.objective is not None  # a solution has an objective value
     if relax:
         return RingOptimum(float(res.objective), res.bound, res.is_optimal, res, None, None, aug, cap)
     value, migrations = placements_to_run(placements_from_model(model))
@@ -424,7 +431,7 @@ def contiguous_arcs_cost(instance: RingInstance) -> tuple[float, np.ndarray]:
     n, ns, k = instance.n, instance.servers, instance.k
     r = instance.request_counts()
     init = np.asarray(instance.initial)
-    best = (math.inf, None)
+    best: tuple[float, np.ndarray | None] = (math.inf, None)
     for s in range(k):
         arc = ((np.arange(n) - s) % n) // k  # arc index of every process
         overlap = np.zeros((ns, ns), dtype=np.int64)
@@ -437,6 +444,7 @@ def contiguous_arcs_cost(instance: RingInstance) -> tuple[float, np.ndarray]:
             (placement != init).sum())
         if cost < best[0]:
             best = (cost, placement)
+    assert best[1] is not None  # k >= 1 rotations, each of finite cost
     return best[0], best[1]
 
 

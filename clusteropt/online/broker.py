@@ -359,6 +359,7 @@ class AFractional:
                      for k in ("h_a", "h_b") if k in model.variables}
             self.trace_.append({"slot": t, "decision": dec, "extra": extra, "rounding": None})
         self.v_ = np.where(act[:, None], dec.v, 0.0)
+        assert res.objective is not None  # an optimal (or kept optimal_inaccurate) solve has its objective
         info = {"jobs": len(model.jobs), "status": status, "objective": float(res.objective),
                 "attempts": len(tried), "solver_options": dict(options),
                 "build_seconds": t1 - t0 + float(res.build_seconds or 0.0),
@@ -609,7 +610,7 @@ def oasis_placement(inst: BrokerInstance, t: int, i: int, unit_price, prev_v=Non
         lo.append(0.0)
         hi.append(np.inf)
         row += 1
-    for a, r in enumerate(src):  # (8b): sum_{r'} q^{r r'} = D^r
+    for a, r in enumerate(src.tolist()):  # (8b): sum_{r'} q^{r r'} = D^r
         rows += [row] * n_dcs
         cols += (oq + a * n_dcs + r_idx).tolist()
         vals += [1.0] * n_dcs

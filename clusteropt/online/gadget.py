@@ -79,6 +79,7 @@ class GadgetRun:
 
     def to_json_dict(self, inst: GadgetInstance) -> dict[str, Any]:
         """The run as plain JSON (the README documents the keys)."""
+        assert inst.job_ids is not None  # validate() fills in the default ids
         return {
             "policy": self.policy,
             "params": dict(self.params),

@@ -187,7 +187,9 @@ class RealtimeEnvironment:
         self.size = self.jobs.sum(axis=2)
         self.masks = frame_masks(self.jobs)
         # would job i complete in frame t if scheduled: it exists and every task completes
-        self._ok = self.jobs.any(axis=2) & (~self.jobs | self.task_done).all(axis=2)
+        ok = self.jobs.any(axis=2) & (~self.jobs | self.task_done).all(axis=2)
+        assert isinstance(ok, np.ndarray)  # (frames, N): the jobs are (frames, N, M)
+        self._ok = ok
         self.decisions = np.zeros(self.size.shape, dtype=bool)
         self.completed = np.zeros(self.size.shape, dtype=bool)
         self._seconds = 0.0
@@ -235,6 +237,7 @@ class _QueuePolicy:
 
     def reset(self, instance: RealtimeInstance, rng=None) -> None:
         r = instance.requirement if self.requirement is None else np.asarray(self.requirement, dtype=float)
+        assert r is not None  # validate() fills in the instance's default requirement
         if r.shape != (instance.n_apps,) or not (np.isfinite(r) & (r >= 0)).all():
             raise ValueError(f"requirement {r.tolist()}; expected {instance.n_apps} finite numbers >= 0")
         self.instance_ = instance

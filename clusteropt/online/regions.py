@@ -84,6 +84,7 @@ def exact_region(inst: RealtimeInstance, direction=None, *, solver: str = "highs
     model = build_region_lp(inst, direction, data=data, max_states=max_states, slack=slack)
     build_s = time.perf_counter() - t0
     res = solve(model, solver)
+    assert res.objective is not None  # solve() raises unless optimal
     data = model.region_data
     y = np.clip(np.asarray(res.values["y"], dtype=float).reshape(-1), 0.0, None)
     rates = data.service.T @ y

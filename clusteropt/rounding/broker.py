@@ -488,8 +488,8 @@ def build_transport_model(inst: BrokerInstance, t: int, y) -> pyo.ConcreteModel:
     m.q = pyo.Var(m.arcs, domain=pyo.NonNegativeReals, doc="q_i^{rr'}(t) >= 0: data of job i moved from r to r'")
     rows_b = sorted({(i, r) for i, r, _ in arc_list})
     rows_a = sorted({(i, rp) for i, _, rp in arc_list})
-    out_of = {key: [] for key in rows_b}
-    into = {key: [] for key in rows_a}
+    out_of: dict[tuple[int, int], list[tuple[int, int, int]]] = {key: [] for key in rows_b}
+    into: dict[tuple[int, int], list[tuple[int, int, int]]] = {key: [] for key in rows_a}
     for i, r, rp in arc_list:
         out_of[i, r].append((i, r, rp))
         into[i, rp].append((i, r, rp))
@@ -545,12 +545,13 @@ def _solve_q(inst: BrokerInstance, t: int, jobs: np.ndarray, y: np.ndarray, solv
     objective = float(info.objective_function_value) if has_solution else None
     term, bound, gap = settle(term, has_solution, objective, None, mip=False)
     result = SolveResult(termination=term, has_solution=has_solution, objective=objective, bound=bound, gap=gap,
-                         values={"q": x} if has_solution else {}, solver="highs", backend="matrix",
+                         values={"q": x} if x is not None else {}, solver="highs", backend="matrix",
                          build_seconds=pass_s, solve_seconds=run_s, raw={"status": status, "route": "matrix"})
     if term is not Termination.OPTIMAL:
         raise NotOptimalError(f"slot {t}: the transportation LP for q (Alg. 2 line 10; {n_arc} arcs, "
                               f"{jobs.size} jobs) stopped with {term.name} ({status}); the worker counts "
                               "passed the (8a)/(8b) feasibility check, so this is a solver problem", result)
+    assert x is not None  # HiGHS reports optimality with a feasible primal solution
     q[jobs[j], r, rp] = np.maximum(x, 0.0)
     return q, result
 

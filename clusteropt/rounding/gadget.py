@@ -152,6 +152,7 @@ def _select(problem, form: str, solver: str | None, builder: str):
         res = _solve_lp(model, solver, SELECT_HIGHS_OPTIONS)
         chi = {key: float(pyo.value(v, exception=False) or 0.0) for key, v in model.chi.items()}
     kappa, kept = select_from_chi(problem, chi)
+    assert res.objective is not None  # optimal: both solves raise otherwise
     return RingSelection(kappa, float(res.objective), kept), res, t1 - t0
 
 
@@ -379,6 +380,7 @@ def round_paper(problem, decomposition: Decomposition, lp_value: float, *, rng=N
               and bool(np.all(lr <= gamma + 1e-9)))
         if ok:
             return PaperRounding(chosen, value, n, True, alpha, beta, gamma, nr, lr, eps)
+    assert nr is not None and lr is not None  # rounds >= 1: at least one draw
     return PaperRounding(chosen, value, rounds, False, alpha, beta, gamma, nr, lr, eps)
 
 
@@ -533,8 +535,11 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
         decomposition = decompose_embedding(gaining, model, paths=paths)
     else:
         t3, res2, decomposition = t2, None, {}
-    aug_value, solve2, handoff2 = ((float(res2.objective), res2.solve_seconds, res2.build_seconds)
-                                   if res2 is not None else (0.0, 0.0, 0.0))
+    if res2 is not None:
+        assert res2.objective is not None  # optimal: both solves raise otherwise
+        aug_value, solve2, handoff2 = float(res2.objective), res2.solve_seconds, res2.build_seconds
+    else:
+        aug_value, solve2, handoff2 = 0.0, 0.0, 0.0
     t4 = time.perf_counter()
     if rounding == "safe":
         rounded = round_safe(problem, decomposition, rng=rng, samples=samples, passes=passes, fill=fill,

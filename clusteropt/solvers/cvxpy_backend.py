@@ -160,6 +160,7 @@ CONE_NAMES = {
 
 def unwrap(model: cp.Problem | CvxpyModel) -> tuple[cp.Problem, dict[str, cp.Variable]]:
     """The ``cp.Problem`` and a name -> variable dict (the wrapper's names, else ``var.name()``)."""
+    named: dict[str, cp.Variable]
     if isinstance(model, CvxpyModel):
         named = dict(model.variables)
         seen = {id(v) for v in named.values()}
@@ -167,7 +168,7 @@ def unwrap(model: cp.Problem | CvxpyModel) -> tuple[cp.Problem, dict[str, cp.Var
             if id(v) not in seen:
                 named[_unique(named, v.name())] = v
         return model.problem, named
-    named: dict[str, cp.Variable] = {}
+    named = {}
     for v in model.variables():
         named[_unique(named, v.name())] = v
     return model, named

@@ -115,7 +115,9 @@ class PersistentSolver:
             from clusteropt.solvers.pyomo_backend import make_contrib_solver, solve_pyomo
 
             if self.solver_ is None:
-                self.solver_ = make_contrib_solver(self.spec.route("pyomo").persistent)
+                persistent = self.spec.route("pyomo").persistent
+                assert persistent is not None  # __init__ rejects a Pyomo route without one
+                self.solver_ = make_contrib_solver(persistent)
             result, self.solver_ = solve_pyomo(
                 self.model, self.spec, native, tee=tee, time_limit=opts["time_limit"],
                 solver_object=self.solver_,

@@ -204,12 +204,13 @@ class _CutMirror:
     costs O(nonzeros) in numpy instead of evaluating Pyomo expressions.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.col_of: dict[int, int] = {}
         self.vars: list = []
         self.entries: dict[int, tuple] = {}  # ConstraintList index -> (cols, coefs, const, lo, up, key)
         self.slack: dict[int, int] = {}
-        self._matrix = None
+        # (A, const, lo, up) of the cuts in ``entries`` order, rebuilt after any change
+        self._matrix: tuple[Any, np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def add(self, con, key) -> None:
         from pyomo.repn.standard_repn import generate_standard_repn
@@ -468,6 +469,7 @@ def row_generation(
             t0 = time.perf_counter()
             n_removed = 0
             if mirror is not None:
+                assert purge_after is not None  # the mirror exists only with purge_after
                 for i in mirror.count_slack(tol):
                     if mirror.slack[i] >= purge_after:
                         seen.discard(mirror.remove(i))
@@ -484,6 +486,7 @@ def row_generation(
             removed.append(n_removed)
 
     assert last is not None
+    assert last.objective is not None  # an optimal solve
     total = time.perf_counter() - start
     side = "lower" if sense == "minimize" else "upper"
     if status == "converged":

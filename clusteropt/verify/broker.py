@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, SupportsFloat
 
 import numpy as np
 
@@ -120,7 +120,9 @@ class BrokerCheck(Check):
     @property
     def slot_cost(self) -> np.ndarray:
         """C1 + C2 + C3 + C4 per checked slot, (S,)."""
-        return self.c1 + self.c2 + self.c3 + self.c4
+        c1, c2, c3, c4 = self.c1, self.c2, self.c3, self.c4
+        assert c1 is not None and c2 is not None and c3 is not None and c4 is not None  # the checker sets them
+        return c1 + c2 + c3 + c4
 
     def cost_totals(self) -> dict[str, float]:
         """``{"C1": ..., "C2": ..., "C3": ..., "C4": ..., "total": ...}`` over the checked slots."""
@@ -133,24 +135,23 @@ class BrokerCheck(Check):
         return list(dict.fromkeys(v.constraint for v in self.violations))
 
 
-def _fmt(x: float) -> str:
+def _fmt(x: SupportsFloat) -> str:
     """A number in a ``where`` text: integral values without ``.0``."""
     x = float(x)
     return str(int(x)) if np.isfinite(x) and x == round(x) and abs(x) < 2**53 else f"{x:.6g}"
 
 
-def _arrays(inst: BrokerInstance, d, t: int) -> dict[str, np.ndarray | None]:
+def _arrays(inst: BrokerInstance, d, t: int) -> dict[str, np.ndarray]:
     """The decision's fields as float arrays of the instance's shapes; ValueError otherwise."""
     sizes = {"I": inst.n_jobs, "R": inst.n_dcs, "K": inst.n_resources}
     axes = {"y": "IR", "s": "IR", "q": "IRR", "g": "IRR", "v": "IR", "u1": "RK", "u2": "RK", "x": "RK",
             "z": "IR"}
-    out: dict[str, np.ndarray | None] = {}
+    out: dict[str, np.ndarray] = {}
     for name, ax in axes.items():
         raw = getattr(d, name, None)
         if raw is None:
             if name == "z":
-                out[name] = None
-                continue
+                continue  # optional: left out
             raise ValueError(f"slot {t}: the decision has no {name!r}")
         arr = np.asarray(raw)
         want = tuple(sizes[a] for a in ax)
@@ -183,9 +184,9 @@ def _check(inst: BrokerInstance, decisions: Sequence, first: int, prev_v: np.nda
                  "u2": (n_dcs, n_res), "x": (n_dcs, n_res)}.get(name, (n_jobs, n_dcs))
         return np.stack([a[name] for a in per_slot]) if n_slots else np.zeros((0, *shape))
 
-    has_z = np.array([a["z"] is not None for a in per_slot], dtype=bool)
+    has_z = np.array(["z" in a for a in per_slot], dtype=bool)
     arr = {name: stack(name) for name in ("y", "s", "q", "g", "v", "u1", "u2", "x")}
-    arr["z"] = np.stack([a["z"] if a["z"] is not None else np.zeros((n_jobs, n_dcs)) for a in per_slot]) \
+    arr["z"] = np.stack([a["z"] if "z" in a else np.zeros((n_jobs, n_dcs)) for a in per_slot]) \
         if n_slots else np.zeros((0, n_jobs, n_dcs))
 
     def where(name: str, idx: tuple[int, ...]) -> str:

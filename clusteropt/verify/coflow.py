@@ -219,9 +219,10 @@ def check_coflow_schedule(
     ids, release = np.asarray(instance.ids), np.asarray(instance.release, dtype=np.int64)
 
     # -- 1. structure ---------------------------------------------------------------------------
-    arrs = {k: _int_array(k, getattr(schedule, k), out) for k in ("start", "length", "ptr", "coflow", "input",
+    read = {k: _int_array(k, getattr(schedule, k), out) for k in ("start", "length", "ptr", "coflow", "input",
                                                                    "output")}
-    if all(a is not None for a in arrs.values()):
+    arrs = {k: a for k, a in read.items() if a is not None}
+    if len(arrs) == len(read):
         start, length, ptr = arrs["start"], arrs["length"], arrs["ptr"]
         c, inp, outp = arrs["coflow"], arrs["input"], arrs["output"]
         n_blocks, n_bf = start.size, c.size

@@ -49,7 +49,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, SupportsFloat
 
 import numpy as np
 
@@ -120,7 +120,7 @@ def _workers(inst: GadgetInstance, alloc, t: int) -> np.ndarray:
     return y.astype(float)
 
 
-def _fmt(x: float) -> str:
+def _fmt(x: SupportsFloat) -> str:
     """A number in a ``where`` text: integral values without ``.0``."""
     x = float(x)
     return str(int(x)) if np.isfinite(x) and x == round(x) and abs(x) < 2**53 else f"{x:.6g}"

@@ -56,6 +56,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from clusteropt.instances.ring import RingInstance
 from clusteropt.verify.base import Check, Violation
@@ -126,7 +127,7 @@ def _row_text(rows: np.ndarray, i: int) -> str:
     return f"row {i} {rows[i].tolist()}"
 
 
-def _bad_rows(constraint: str, bad: np.ndarray, why, limit: int) -> list[Violation]:
+def _bad_rows(constraint: str, bad: npt.ArrayLike, why, limit: int) -> list[Violation]:
     """One violation per row flagged in ``bad`` (at most ``limit``); ``why(i)`` is the text."""
     idx = np.flatnonzero(bad)
     out = [Violation(constraint, why(int(i)), 1.0) for i in idx[:limit]]

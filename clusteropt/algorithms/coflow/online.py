@@ -120,6 +120,7 @@ def residual_order(inst: CoflowInstance, policy: str, present: np.ndarray, remai
     if present.size <= 1:
         return present
     if policy == "fifo":
+        assert inst.ids is not None  # validation sets the default ids
         return present[np.lexsort((inst.ids[present], inst.release[present]))]
     pos = np.full(inst.n_coflows, -1, dtype=np.int64)
     pos[present] = np.arange(present.size)
@@ -190,6 +191,7 @@ def online_greedy_schedule(inst: CoflowInstance, policy: str = "sebf", *, epoch:
     left = np.bincount(inst.coflow, weights=remaining, minlength=n).astype(np.int64)
     arrivals = np.unique(avail).tolist()
     by_slot: dict[int, list[int]] = {}
+    assert inst.ids is not None  # validation sets the default ids
     for j in np.lexsort((inst.ids, inst.release)).tolist():
         by_slot.setdefault(int(avail[j]), []).append(j)
     starts, lengths, cof, ins, outs = [], [], [], [], []

@@ -103,19 +103,21 @@ class CoflowRun:
         release = np.asarray(inst.release, dtype=float)
         offset = float(np.asarray(inst.weight, dtype=float) @ release)
         cct = self.completion.astype(float) - release
-        out: dict[str, float | None] = {"total": self.total_weighted_cct - offset,
-                                        "mean": float(cct.mean()) if cct.size else 0.0, "offset": offset,
+        total = self.total_weighted_cct - offset
+        mean = float(cct.mean()) if cct.size else 0.0
+        out: dict[str, float | None] = {"total": total, "mean": mean, "offset": offset,
                                         "lower_bound": None, "ratio": None, "mean_seconds": None}
         if inst.slot_seconds is not None:
-            out["mean_seconds"] = float(out["mean"]) * inst.slot_seconds
+            out["mean_seconds"] = mean * inst.slot_seconds
         if self.lower_bound is not None:
             bound = self.lower_bound - offset
             out["lower_bound"] = bound
-            out["ratio"] = out["total"] / bound if bound > 0 else None
+            out["ratio"] = total / bound if bound > 0 else None
         return out
 
     def to_json_dict(self, inst: CoflowInstance) -> dict[str, Any]:
         """The ``--json`` output of ``clusteropt run`` (documented in the README)."""
+        assert inst.ids is not None  # validate() fills in the default ids 1..n
         ids = inst.ids.tolist()
         out: dict[str, Any] = {
             "policy": self.policy,
@@ -254,7 +256,9 @@ def run_coflow(
             bar.update()
             t0 = time.perf_counter()
             result = online_greedy_schedule(inst, policy, epoch=epoch, kappa=kappa, solver=solver)
-            schedule, order, replans = result.schedule, result.schedule.order, int(result.replan_slots.size)
+            schedule, replans = result.schedule, int(result.replan_slots.size)
+            assert schedule.order is not None  # the online schedule records its order (by completion)
+            order = schedule.order
             seconds["schedule"] = time.perf_counter() - t0
         else:
             t0 = time.perf_counter()

@@ -461,8 +461,8 @@ def paper_schedule(inst: CoflowInstance, order) -> CoflowSchedule:
         pieces.append(list(np.asarray(shared, dtype=np.int64).T))
     if not pieces:
         return ScheduleBuilder().build(order)
-    cols = [np.concatenate([p[k] for p in pieces]) for k in range(5)]
-    return _merge_blocks(*cols, order)
+    start, length, cof, ins, outs = (np.concatenate([p[k] for p in pieces]) for k in range(5))
+    return _merge_blocks(start, length, cof, ins, outs, order)
 
 
 def _run_block(out: list[list[np.ndarray]], shared: list[tuple[int, int, int, int, int]], start: int, edges,

@@ -196,7 +196,9 @@ class EntropicHSTLine(LineMTS):
             size.append(sz)
         self._base = base
         # parent size, delta, alpha = eta / w, sibling index (-1: none) for every non-root node
-        delta, alpha, sib = [], [], []
+        # (siblings below the top level only: the top level's nodes all share the root)
+        delta, alpha = [], []
+        sib: list[list[int]] = []
         for i in range(depth):
             w = float(1 << i)
             if i + 1 < depth:
@@ -208,13 +210,12 @@ class EntropicHSTLine(LineMTS):
                 for k in range(len(size[i])):
                     j = ((base[i] + k) ^ 1) - base[i]
                     sb.append(j if 0 <= j < len(size[i]) else -1)
+                sib.append(sb)
             else:
                 par = [N] * len(size[i])
-                sb = None
             d = [z / p for z, p in zip(size[i], par)]
             delta.append(d)
             alpha.append([(1.0 + math.log(1.0 / dv)) / w for dv in d])
-            sib.append(sb)
         self._delta, self._alpha, self._sib, self._size = delta, alpha, sib, size
         # start: point mass on ``start``; conditionals elsewhere proportional to leaf counts
         theta = [list(d) for d in delta]
@@ -260,7 +261,7 @@ class EntropicHSTLine(LineMTS):
         s, depth, th = self.shift_, self.depth_, self._theta
         u = self.u_
         top = depth - 1
-        kids = range(len(th[top]))
+        kids: range | list[int] = range(len(th[top]))
         for i in range(top, -1, -1):
             t = th[i]
             chosen = -1
