@@ -169,16 +169,17 @@ def online_greedy_schedule(inst: CoflowInstance, policy: str = "sebf", *, epoch:
 
     Examples
     --------
-    Coflow 0 (6 units on port pair 0) arrives first; coflow 1 (1 unit on the same ports) at slot 2.
-    Re-planning on the remaining demand serves the short one as soon as it arrives:
+    Coflow 0 (6 units on port pair 0) may send from slot 1; coflow 1 (4 units on the same ports)
+    from slot 5.  Static SEBF ranks coflow 1 first (4 < 6) and preempts coflow 0 with 2 units
+    left; re-planned at slot 5 on the remaining demand (2 < 4), coflow 0 finishes first:
 
-    >>> inst = CoflowInstance(1, 1, coflow=[0, 1], input=[0, 0], output=[0, 0], units=[6, 1],
-    ...                       weight=[1.0, 1.0], release=[0, 1])
+    >>> inst = CoflowInstance(1, 1, coflow=[0, 1], input=[0, 0], output=[0, 0], units=[6, 4],
+    ...                       weight=[1.0, 1.0], release=[0, 4])
     >>> run = online_greedy_schedule(inst, "sebf")
     >>> [(start, n, f.tolist()) for start, n, f in run.schedule.blocks()]
-    [(1, 1, [[0, 0, 0]]), (2, 1, [[1, 0, 0]]), (3, 5, [[0, 0, 0]])]
+    [(1, 4, [[0, 0, 0]]), (5, 2, [[0, 0, 0]]), (7, 4, [[1, 0, 0]])]
     >>> run.replan_slots.tolist()
-    [1, 2]
+    [1, 5]
     """
     if policy not in ONLINE_POLICIES:
         raise ValueError(f"policy = {policy!r}; expected one of {', '.join(ONLINE_POLICIES)}")
