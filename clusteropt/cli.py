@@ -705,6 +705,9 @@ def _ring_inline() -> int:
               help="GADGET exact, mlbroker-plus: seconds per slot MILP (default: none).")
 @click.option("--mip-gap", type=float, default=None,
               help="GADGET exact, mlbroker-plus: relative MIP gap per slot (mlbroker-plus default 0.005).")
+@click.option("--warm", is_flag=True,
+              help="GADGET lp-rs-mde: keep both HiGHS models across slots and re-solve an LP with the previous "
+                   "slot's structure from its basis (same optimal values; default: every slot cold).")
 @click.option("--fill", type=click.Choice(["greedy", "none"]), default=None,
               help="GADGET: greedy (default) ends every slot with the work-conserving fill of idle capacity; "
                    "none is Alg. 1 exactly as written.")
@@ -726,7 +729,8 @@ def _ring_inline() -> int:
 @click.option("--json", "json_path", type=str, default=None,
               help="Write the run's result to FILE (README; -: stdout).")
 def run_cmd(instance, policy, scheduler, lower_bound, kappa, online, epoch, frames, seed, requirement, slot_solver,
-            time_limit, mip_gap, fill, epsilon, price_form, rounding_variant, trace_fractional, json_path) -> None:
+            time_limit, mip_gap, warm, fill, epsilon, price_form, rounding_variant, trace_fractional,
+            json_path) -> None:
     """Run a policy on an instance; its output is verified.
 
     Coflow (and concurrent-open-shop) instances: order and schedule.  Realtime instances (paper 002):
@@ -747,7 +751,7 @@ def run_cmd(instance, policy, scheduler, lower_bound, kappa, online, epoch, fram
                       json_path)
     elif inst.kind == "gadget":
         _run_gadget(inst, policy or "gadget", slot_solver, time_limit, seed, json_path, fill=fill,
-                    rounding=rounding_variant, mip_gap=mip_gap)
+                    rounding=rounding_variant, mip_gap=mip_gap, warm=warm)
     elif inst.kind == "broker":
         _run_broker(inst, policy or "mlbroker", epsilon, price_form, seed, json_path, rounding_variant,
                     trace_fractional, mip_gap=mip_gap, time_limit=time_limit)
@@ -856,7 +860,7 @@ def _run_broker(inst, policy, epsilon, price_form, seed, json_path, rounding_var
 
 
 def _run_gadget(inst, policy, slot_solver, time_limit, seed, json_path, *, fill=None, rounding=None,
-                mip_gap=None) -> None:
+                mip_gap=None, warm=False) -> None:
     """GADGET runs.  ``--rounding paper`` (Alg. 2 lines 7-9) may overload servers and links, as
     Theorem 8 allows: such a run is reported (``verified false``, the overload in the summary line,
     a warning on stderr, the counts in the JSON) and exits 0, since the user asked for exactly
@@ -874,10 +878,13 @@ def _run_gadget(inst, policy, slot_solver, time_limit, seed, json_path, *, fill=
         if rounding == "paper" and slot_solver != "lp-rs-mde":
             raise BadInput(f"--rounding paper is Alg. 2's rounding; use it with --slot-solver lp-rs-mde, "
                            f"not {slot_solver}")
+        if warm and slot_solver != "lp-rs-mde":
+            raise BadInput(f"--warm re-solves the LPs of --slot-solver lp-rs-mde, not of {slot_solver}")
         options = {"slot_solver": slot_solver, "time_limit": time_limit, "mip_gap": mip_gap,
-                   "fill": fill or "greedy", "rounding": rounding or "safe"}
+                   "fill": fill or "greedy", "rounding": rounding or "safe", "warm": warm}
     else:
-        for option, value in (("--fill", fill), ("--rounding", rounding), ("--mip-gap", mip_gap)):
+        for option, value in (("--fill", fill), ("--rounding", rounding), ("--mip-gap", mip_gap),
+                              ("--warm", warm or None)):
             if value is not None:
                 raise BadInput(f"{option} is a parameter of the gadget policy, not of {policy}")
         options = {}

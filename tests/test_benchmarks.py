@@ -145,3 +145,13 @@ def test_model_memory_quick(tmp_path):
     assert row["variables"] > 0 and row["bytes_per_variable"] > 100
     (cell,) = report["results"]["realtime_environment"]
     assert cell["bytes_per_frame_cell"] > 2  # two boolean arrays per cell at least
+
+
+def test_gadget_warm_quick(tmp_path):
+    from benchmarks import gadget_warm
+
+    assert gadget_warm.main(["--quick", "--out", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "gadget_warm.json").read_text())
+    assert report["lp_values_equal"] and report["runs"]["warm"]["select_warm_slots"] > 0
+    assert report["runs"]["cold"]["select_warm_slots"] == 0
+    assert "warm slots" in (tmp_path / "gadget_warm.md").read_text()

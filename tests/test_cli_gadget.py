@@ -87,7 +87,7 @@ def test_bad_input_is_one_line(small, tmp_path, capsys):
 # -- issue 19: what out.json records, fill / rounding options --------------------------------------
 
 PARAM_KEYS = {"slot_solver", "fill", "rounding", "form", "solver", "time_limit", "mip_gap", "rounds", "alpha",
-              "epsilon", "samples", "passes"}
+              "epsilon", "samples", "passes", "warm"}
 
 
 def _recount(instance_path, data) -> float:
@@ -186,3 +186,15 @@ def test_paper_rounding_reports_violations_and_exits_0(tight, tmp_path, capsys):
     # the same instance with the default rounding: feasible, nothing to report
     code, out, err = run(capsys, "run", tight, "--slot-solver", "lp-rs-mde")
     assert code == 0 and "verified True" in out and "warning" not in err
+
+
+def test_warm_lp_rs_mde_from_the_cli(small, tmp_path, capsys):
+    out_path = tmp_path / "warm.json"
+    code, out, _ = run(capsys, "run", small, "--slot-solver", "lp-rs-mde", "--warm", "--json", out_path)
+    data = json.loads(out_path.read_text())
+    assert code == 0 and "verified True" in out and data["params"]["warm"] is True
+    assert any(info.get("select_warm") for info in data["slot_info"])
+    code, _, err = run(capsys, "run", small, "--warm")
+    assert code == 2 and "--warm" in err and "lp-rs-mde" in err
+    code, _, err = run(capsys, "run", small, "--policy", "fifo", "--warm")
+    assert code == 2 and "--warm is a parameter of the gadget policy" in err

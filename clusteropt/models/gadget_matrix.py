@@ -61,7 +61,7 @@ import scipy.sparse as sp
 
 from clusteropt.models.gadget import SlotProblem, tree_layout
 from clusteropt.models.gadget_embedding import _TreeJob, check_kappa, server_fit
-from clusteropt.solvers.direct import highs_termination, run_highs
+from clusteropt.solvers.direct import WarmHighs, highs_termination, run_highs
 from clusteropt.solvers.result import NotOptimalError, SolveResult, Termination, settle
 
 __all__ = ["EmbeddingSolution", "MatrixLP", "build_embedding_matrix", "build_gvne_matrix", "solve_matrix"]
@@ -606,16 +606,27 @@ def build_embedding_matrix(problem: SlotProblem, kappa) -> MatrixLP:
 
 
 def solve_matrix(lp: MatrixLP, *, options=None, time_limit: float | None = None,
-                 raise_on_nonoptimal: bool = True) -> tuple[SolveResult, np.ndarray | None]:
+                 raise_on_nonoptimal: bool = True,
+                 warm: WarmHighs | None = None) -> tuple[SolveResult, np.ndarray | None]:
     """Solve ``lp`` with HiGHS (``options``: HiGHS option name -> value, e.g. the algorithm).
 
     Returns the :class:`SolveResult` (``values`` per variable component, :meth:`MatrixLP.values`;
     ``build_seconds`` = the hand-off, ``Highs.passModel``; ``solve_seconds`` = HiGHS's run;
-    ``backend="matrix"``) and the column values (None without a solution).
+    ``backend="matrix"``; ``raw["warm"]``: whether a warm re-solve ran) and the column values
+    (None without a solution).  With ``warm`` (a :class:`~clusteropt.solvers.direct.WarmHighs`
+    kept across an online run's slots) an LP with the previous one's structure is re-solved from
+    its basis after changing costs and bounds (the hand-off is then those changes); otherwise a
+    fresh model is built.
     Raises :class:`NotOptimalError` unless optimal, unless ``raise_on_nonoptimal=False``.
     """
-    h, pass_s, run_s = run_highs(lp.cost, lp.col_lower, lp.col_upper, lp.a, lp.row_lower, lp.row_upper,
-                                 maximize=lp.maximize, options=options, time_limit=time_limit)
+    warmed = False
+    if warm is None:
+        h, pass_s, run_s = run_highs(lp.cost, lp.col_lower, lp.col_upper, lp.a, lp.row_lower, lp.row_upper,
+                                     maximize=lp.maximize, options=options, time_limit=time_limit)
+    else:
+        h, pass_s, run_s, warmed = warm.solve(lp.cost, lp.col_lower, lp.col_upper, lp.a, lp.row_lower,
+                                              lp.row_upper, maximize=lp.maximize, options=options,
+                                              time_limit=time_limit)
     term, status = highs_termination(h)
     info = h.getInfo()
     has_solution = info.primal_solution_status == 2  # kSolutionStatusFeasible
@@ -625,7 +636,7 @@ def solve_matrix(lp: MatrixLP, *, options=None, time_limit: float | None = None,
     result = SolveResult(termination=term, has_solution=has_solution, objective=objective, bound=bound, gap=gap,
                          values=lp.values(x) if has_solution else {}, solver="highs", backend="matrix",
                          build_seconds=pass_s, solve_seconds=run_s,
-                         raw={"status": status, "route": "matrix"})
+                         raw={"status": status, "route": "matrix", "warm": warmed})
     if raise_on_nonoptimal and term is not Termination.OPTIMAL:
         raise NotOptimalError(f"HiGHS (matrix) stopped with {term.name} ({status}) on model {lp.name!r}", result)
     return result, x

@@ -167,6 +167,11 @@ class Gadget:
         (:func:`clusteropt.rounding.gadget.round_paper`).
     samples, passes
         Of the safe rounding (:func:`clusteropt.rounding.gadget.round_safe`).
+    warm : bool
+        ``"lp-rs-mde"``: keep both HiGHS models alive across slots and re-solve an LP whose
+        structure is the previous slot's from its basis, changing only costs and bounds
+        (:class:`~clusteropt.solvers.direct.WarmHighs`).  Default False (every slot cold, as the
+        recorded runs were made).
     """
 
     name = "gadget"
@@ -174,7 +179,7 @@ class Gadget:
     def __init__(self, slot_solver: str = "greedy", *, fill: str = "greedy", rounding: str = "safe",
                  form: str = "auto", solver: str | None = None, time_limit: float | None = None,
                  mip_gap: float | None = None, rounds: int = 100, alpha: float = 1 / 3,
-                 epsilon: float | None = None, samples: int = 8, passes: int = 5):
+                 epsilon: float | None = None, samples: int = 8, passes: int = 5, warm: bool = False):
         self.slot_solver = slot_solver
         self.fill = fill
         self.rounding = rounding
@@ -187,6 +192,7 @@ class Gadget:
         self.epsilon = epsilon
         self.samples = samples
         self.passes = passes
+        self.warm = warm
 
     def get_params(self) -> dict[str, Any]:
         """Every parameter that shapes a run, ``None`` where it does not apply to the slot solver.
@@ -210,6 +216,7 @@ class Gadget:
             "epsilon": self.epsilon if paper else None,
             "samples": self.samples if safe else None,
             "passes": self.passes if safe else None,
+            "warm": bool(self.warm) if lp else None,
         }
 
     def reset(self, instance: GadgetInstance, rng=None) -> None:
@@ -226,6 +233,11 @@ class Gadget:
         self.instance_ = instance
         self.paths_ = instance.cluster.paths()
         self.rng_ = np.random.default_rng(rng)
+        self.warm_: dict[str, Any] | None = None
+        if self.warm:
+            from clusteropt.solvers.direct import WarmHighs
+
+            self.warm_ = {"select": WarmHighs(), "embed": WarmHighs()}
 
     def step(self, t: int, obs: GadgetObservation):
         """Solve problem (10) of slot t (and fill, unless ``fill="none"``)."""
@@ -270,7 +282,7 @@ def _lp_rs_mde(policy: Gadget, problem):
     alloc, info = lp_rs_mde(problem, rng=policy.rng_, form=policy.form, solver=policy.solver,
                             rounding=policy.rounding, samples=policy.samples, passes=policy.passes,
                             rounds=policy.rounds, alpha=policy.alpha, epsilon=policy.epsilon,
-                            fill=policy.fill == "greedy", paths=policy.paths_)
+                            fill=policy.fill == "greedy", paths=policy.paths_, warm=policy.warm_)
     info.setdefault("fill_gain", 0.0)
     return alloc, {**info, "gain": info.get("objective", 0.0)}
 

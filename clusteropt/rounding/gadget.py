@@ -133,15 +133,17 @@ def _use_matrix(problem, form: str, solver: str | None, builder: str) -> bool:
     return ok
 
 
-def _select(problem, form: str, solver: str | None, builder: str):
-    """:func:`select_rings` plus the build time: ``(selection, result, build_seconds)``."""
+def _select(problem, form: str, solver: str | None, builder: str, warm=None):
+    """:func:`select_rings` plus the build time: ``(selection, result, build_seconds)``; ``warm``:
+    a :class:`~clusteropt.solvers.direct.WarmHighs` for the matrix route (None: cold).
+    """
     t0 = time.perf_counter()
     if _use_matrix(problem, form, solver, builder):
         from clusteropt.models.gadget_matrix import build_gvne_matrix, solve_matrix
 
         lp = build_gvne_matrix(problem)
         t1 = time.perf_counter()
-        res, x = solve_matrix(lp, options=SELECT_HIGHS_OPTIONS)  # raises unless optimal
+        res, x = solve_matrix(lp, options=SELECT_HIGHS_OPTIONS, warm=warm)  # raises unless optimal
         chi = lp.values_by_key(x, "chi")
     else:
         from clusteropt.models.gadget import build_gvne
@@ -455,8 +457,8 @@ def round_safe(problem, decomposition: Decomposition, *, rng=None, samples: int 
 
 def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto", solver: str | None = None,
               rounding: str = "safe", samples: int = 8, passes: int = 5, rounds: int = 100, alpha: float = 1 / 3,
-              epsilon: float | None = None, fill: bool = True, paths=None, builder: str = "auto"
-              ) -> tuple[SlotAllocation, dict[str, Any]]:
+              epsilon: float | None = None, fill: bool = True, paths=None, builder: str = "auto",
+              warm: dict[str, Any] | None = None) -> tuple[SlotAllocation, dict[str, Any]]:
     """Alg. 2 for one slot: ring selection (Lemma 7), the augmented LP with those sizes
     (:func:`build_embedding_lp`), its decomposition and a rounding.  Returns the allocation and
     timings / values for the record.
@@ -481,6 +483,11 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
     :mod:`clusteropt.models.gadget_matrix` (the very same LPs as the Pyomo models; HiGHS gets the
     same input, so the result is the same), ``"pyomo"`` builds the Pyomo models users inspect and
     export, ``"auto"`` (default) the matrix where it applies (tree cluster, HiGHS), else Pyomo.
+    ``warm``: ``{"select": WarmHighs, "embed": WarmHighs}`` kept by the caller across an online
+    run's slots (:class:`~clusteropt.solvers.direct.WarmHighs`): a matrix-route LP with the
+    previous slot's structure is then re-solved from its basis after changing costs and bounds
+    (same optimal value; where the LP has several optima the point may differ).  None (default):
+    every LP is built and solved afresh, as before.
 
     Info keys: ``select_s`` (ring selection in all), ``select_build_s``, ``select_handoff_s``,
     ``select_solve_s`` (its build, hand-off to HiGHS, HiGHS's run); ``build_s``, ``handoff_s``,
@@ -491,7 +498,8 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
     gain, before the fill), ``objective`` (the slot's gain, after it), ``fill_gain`` (their
     difference), ``rounding``, ``capacity_violations`` and ``max_load_ratio`` (:func:`overload` of
     the allocation returned); with ``rounding="paper"`` also ``accepted``, ``draws`` (made),
-    ``beta``, ``gamma``, ``epsilon`` and ``invalid_dropped``.
+    ``beta``, ``gamma``, ``epsilon`` and ``invalid_dropped``; ``select_warm`` and ``embed_warm``
+    (whether each LP was re-solved warm).
     """
     from clusteropt.models.gadget_embedding import build_embedding_lp, decompose_embedding
 
@@ -508,7 +516,8 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
     gaining = positive_gain(problem)
     info["lp_jobs"] = int(gaining.jobs.size)
     if gaining.jobs.size:
-        sel, res1, select_build = _select(gaining, form, solver, builder)
+        sel, res1, select_build = _select(gaining, form, solver, builder,
+                                          warm=None if warm is None else warm["select"])
         select_builder = "matrix" if res1.backend == "matrix" else "pyomo"
     else:
         sel, res1, select_build, select_builder = RingSelection({}, 0.0, 0.0), None, 0.0, None
@@ -526,7 +535,8 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
     if lp is not None:
         from clusteropt.models.gadget_matrix import EmbeddingSolution, solve_matrix
 
-        res2, x = solve_matrix(lp, options=EMBED_HIGHS_OPTIONS)  # raises unless optimal
+        res2, x = solve_matrix(lp, options=EMBED_HIGHS_OPTIONS,  # raises unless optimal
+                               warm=None if warm is None else warm["embed"])
         t3 = time.perf_counter()
         decomposition = decompose_embedding(gaining, EmbeddingSolution(lp, x), paths=paths)
     elif model is not None:
@@ -570,5 +580,7 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
         "select_solve_s": res1.solve_seconds if res1 is not None else 0.0,
         "build_s": t2 - t1, "handoff_s": handoff2, "solve_s": solve2, "decompose_s": t4 - t3, "round_s": t5 - t4,
         "seconds": t5 - t0,
+        "select_warm": bool(res1 is not None and res1.raw.get("warm")),
+        "embed_warm": bool(res2 is not None and res2.raw.get("warm")),
     })
     return alloc, info

@@ -30,7 +30,7 @@ from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
 from clusteropt.solvers.pyomo_backend import variable_labels, variable_values
 from clusteropt.solvers.result import NotOptimalError, SolveResult, Termination, settle
 
-__all__ = ["highs_termination", "run_highs", "solve_highs_direct"]
+__all__ = ["WarmHighs", "highs_termination", "run_highs", "solve_highs_direct"]
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +98,82 @@ def run_highs(cost, col_lower, col_upper, a, row_lower, row_upper, *, maximize: 
     h.run()
     t2 = time.perf_counter()
     return h, t1 - t0, t2 - t1
+
+
+class WarmHighs:
+    """One live HiGHS model re-solved across a sequence of LPs (an online run's slots).
+
+    :meth:`solve` compares the LP it is given with the one it holds: the same sense, options,
+    shape and constraint matrix (pattern and values) make it a *warm* solve, which changes the
+    costs and the column and row bounds that differ (``changeColsCost``, ``changeColsBounds``,
+    ``changeRowsBounds``) and runs again from the previous basis; anything else is a *cold* solve,
+    :func:`run_highs` into a fresh model, which is then kept.  Both solve the same LP, so they
+    reach the same optimal value; where the LP has several optima they may return different
+    optimal points.  ``warm_solves`` / ``cold_solves`` count the two.  LPs only (no integers).
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> w = WarmHighs()
+    >>> a = sp.csc_array(np.array([[1.0, 1.0]]))
+    >>> for cost in ([1.0, 2.0], [2.0, 1.0]):
+    ...     h, _, _, warm = w.solve(np.array(cost), np.zeros(2), np.ones(2), a, np.array([-np.inf]),
+    ...                             np.array([1.0]), maximize=True)
+    ...     print(warm, h.getInfo().objective_function_value)
+    False 2.0
+    True 2.0
+    """
+
+    def __init__(self) -> None:
+        self.highs: highspy.Highs | None = None
+        self._key: tuple | None = None
+        self._arrays: tuple[np.ndarray, ...] = ()
+        self.warm_solves = 0
+        self.cold_solves = 0
+
+    def solve(self, cost, col_lower, col_upper, a, row_lower, row_upper, *, maximize: bool, options=None,
+              time_limit: float | None = None) -> tuple[highspy.Highs, float, float, bool]:
+        """Solve the LP warm when its structure is the held one's, else cold.
+
+        Returns ``(highs, change_seconds, run_seconds, warm)``: the hand-off (``passModel`` cold,
+        the changed costs and bounds warm) and HiGHS's run, as :func:`run_highs` does.
+        """
+        cost = np.ascontiguousarray(cost, dtype=np.float64)
+        lo, hi = (np.ascontiguousarray(v, dtype=np.float64) for v in (col_lower, col_upper))
+        rlo, rhi = (np.ascontiguousarray(v, dtype=np.float64) for v in (row_lower, row_upper))
+        n, m = cost.size, rlo.size
+        mat = sp.csc_array((m, n)) if a is None or not m else sp.csc_array(a)
+        mat.sum_duplicates()
+        key = (bool(maximize), tuple(sorted((options or {}).items())), time_limit, n, m)
+        same = (self.highs is not None and key == self._key
+                and all(np.array_equal(x, y) for x, y in zip(self._arrays[:3], (mat.indptr, mat.indices, mat.data),
+                                                              strict=True)))
+        if not same:
+            h, pass_s, run_s = run_highs(cost, lo, hi, mat, rlo, rhi, maximize=maximize, options=options,
+                                         time_limit=time_limit)
+            self.highs, self._key = h, key
+            self._arrays = (mat.indptr.copy(), mat.indices.copy(), mat.data.copy(), cost, lo, hi, rlo, rhi)
+            self.cold_solves += 1
+            return h, pass_s, run_s, False
+        held = self.highs
+        assert held is not None  # same: a model is held
+        t0 = time.perf_counter()
+        old_cost, old_lo, old_hi, old_rlo, old_rhi = self._arrays[3:]
+        idx = np.flatnonzero(cost != old_cost).astype(np.int32)
+        if idx.size:
+            held.changeColsCost(int(idx.size), idx, cost[idx])
+        idx = np.flatnonzero((lo != old_lo) | (hi != old_hi)).astype(np.int32)
+        if idx.size:
+            held.changeColsBounds(int(idx.size), idx, lo[idx], hi[idx])
+        idx = np.flatnonzero((rlo != old_rlo) | (rhi != old_rhi)).astype(np.int32)
+        if idx.size:  # changeRowsBounds is in highspy but missing from its type stubs
+            held.changeRowsBounds(int(idx.size), idx, rlo[idx], rhi[idx])  # type: ignore[attr-defined]
+        self._arrays = (*self._arrays[:3], cost, lo, hi, rlo, rhi)
+        t1 = time.perf_counter()
+        held.run()
+        t2 = time.perf_counter()
+        self.warm_solves += 1
+        return held, t1 - t0, t2 - t1, True
 
 
 def highs_termination(h: highspy.Highs) -> tuple[Termination, str]:

@@ -258,9 +258,10 @@ def test_gadget_params_and_bad_options():
     p = pol.get_params()
     assert p == {"slot_solver": "exact", "fill": "none", "rounding": None, "form": "auto", "solver": "highs",
                  "time_limit": 5.0, "mip_gap": 0.01, "rounds": None, "alpha": None, "epsilon": None,
-                 "samples": None, "passes": None}
+                 "samples": None, "passes": None, "warm": None}
     p = make_policy("gadget", slot_solver="lp-rs-mde", rounding="paper").get_params()
     assert p["rounding"] == "paper" and p["rounds"] == 100 and p["alpha"] == pytest.approx(1 / 3)
+    assert p["warm"] is False
     assert p["samples"] is None and p["time_limit"] is None
     assert make_policy("las").get_params() == {"order": "las", "workers": "N_i"}
     inst = gadget_preset("tiny", jobs=2, seed=0)
