@@ -55,7 +55,7 @@ import numpy as np
 
 from clusteropt.algorithms.coflow.orderings import primal_dual_order, sebf_order, size_order
 from clusteropt.algorithms.coflow.schedule import CoflowSchedule
-from clusteropt.algorithms.coflow.schedulers import _Busy, _merge_blocks
+from clusteropt.algorithms.coflow.schedulers import _Busy, _common_free, _merge_blocks
 from clusteropt.instances.coflow import CoflowInstance
 
 __all__ = ["ONLINE_POLICIES", "OnlineSchedule", "online_greedy_schedule", "residual_order"]
@@ -84,29 +84,6 @@ class OnlineSchedule:
     schedule: CoflowSchedule
     replan_slots: np.ndarray
     windows: int
-
-
-def _window_free(u: _Busy, v: _Busy, t: int, need: int, end: int | None) -> list[tuple[int, int]]:
-    """Up to ``need`` earliest slots in ``[t, end)`` free in both ports, as segments (``end`` None: no end)."""
-    taken: list[tuple[int, int]] = []
-    x = t
-    while need > 0 and (end is None or x < end):
-        a1, b1 = u.free_at(x)
-        if end is not None and a1 >= end:
-            break
-        a2, b2 = v.free_at(a1)
-        if a2 > a1:  # v is busy at a1: look again from v's next free slot
-            x = a2
-            continue
-        x = a1
-        b = b2 if b1 is None else b1 if b2 is None else min(b1, b2)
-        if end is not None:
-            b = end if b is None else min(b, end)
-        stop = x + need if b is None else min(b, x + need)
-        taken.append((x, stop))
-        need -= stop - x
-        x = stop
-    return taken
 
 
 def residual_order(inst: CoflowInstance, policy: str, present: np.ndarray, remaining: np.ndarray, *,
@@ -240,7 +217,7 @@ def online_greedy_schedule(inst: CoflowInstance, policy: str = "sebf", *, epoch:
                 u, v = int(inst.input[f]), int(inst.output[f])
                 bu = busy_in.setdefault(u, _Busy())
                 bv = busy_out.setdefault(v, _Busy())
-                for a, b in _window_free(bu, bv, s, need, end):
+                for a, b in _common_free(bu, bv, s, need, end):
                     bu.add(a, b)
                     bv.add(a, b)
                     starts.append(a)

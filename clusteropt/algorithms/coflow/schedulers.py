@@ -132,8 +132,9 @@ class _Busy:
         self.ends.insert(k, b)
 
 
-def _common_free(u: _Busy, v: _Busy, t: int, need: int) -> list[tuple[int, int]]:
-    """The earliest ``need`` slots from t free in both u and v, as segments.
+def _common_free(u: _Busy, v: _Busy, t: int, need: int, end: int | None = None) -> list[tuple[int, int]]:
+    """The earliest ``need`` slots from t free in both u and v, as segments; with ``end``, only
+    slots before it (possibly fewer than ``need``: the online greedy's windows).
 
     ``x`` leaps to the start of the next free segment of whichever port is busy at x (a
     bisection each), so the cost grows with the number of common segments and leaps, not with
@@ -141,18 +142,22 @@ def _common_free(u: _Busy, v: _Busy, t: int, need: int) -> list[tuple[int, int]]
     """
     taken: list[tuple[int, int]] = []
     x = t
-    while need > 0:
+    while need > 0 and (end is None or x < end):
         a1, b1 = u.free_at(x)
+        if end is not None and a1 >= end:
+            break
         a2, b2 = v.free_at(a1)
         if a2 > a1:  # v is busy at a1: look again from v's next free slot
             x = a2
             continue
         x = a1
         b = b2 if b1 is None else b1 if b2 is None else min(b1, b2)
-        end = x + need if b is None else min(b, x + need)
-        taken.append((x, end))
-        need -= end - x
-        x = end
+        if end is not None:
+            b = end if b is None else min(b, end)
+        stop = x + need if b is None else min(b, x + need)
+        taken.append((x, stop))
+        need -= stop - x
+        x = stop
     return taken
 
 
