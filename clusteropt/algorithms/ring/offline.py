@@ -38,6 +38,14 @@ A lower bound on OPT_dyn at any size (ours; the paper has none)
     comes to OPT_dyn where the DP runs is tabulated by the ``ring-ratio-exact`` experiment (table
     ``bound``).
 
+An upper bound on OPT_dyn at any size (ours)
+    :func:`dynamic_opt_restricted` runs the same DP over a given set of labellings (plus the
+    initial one): the exact optimum over that class, hence at least OPT_dyn, with a schedule
+    the verifier can replay.  :func:`dynamic_arc_bound` takes the placements with one arc of
+    ``k`` consecutive processes per server (:func:`arc_labellings`, ``k l!`` of them), so it
+    is at most the ``static-best`` baseline's cost; with the window bound it brackets OPT_dyn
+    (``python -m benchmarks.ring_dynamic_bracket``).
+
 Line games (notes A3, A4) for the interval algorithms' unit tests
     :func:`line_hitting_static_opt`: the hitting game's static optimum ``min_e |e - e0| + r_e``.
     :func:`line_mts_opt`: the offline optimum of the line MTS (minimum of the work function).
@@ -64,8 +72,11 @@ __all__ = [
     "MAX_LABELLINGS",
     "DynamicDP",
     "WindowBound",
+    "arc_labellings",
     "compress_requests",
+    "dynamic_arc_bound",
     "dynamic_opt_dp",
+    "dynamic_opt_restricted",
     "dynamic_opt_value",
     "dynamic_window_bound",
     "feasible_labellings",
@@ -346,13 +357,11 @@ def dynamic_opt_dp(instance, capacity: int | None = None, *, method: str = "auto
     ham0 = (S != initial).sum(axis=1)
     log.info("dynamic DP (%s): %d labellings, %d compressed requests (of %d)", method, count, edges.size,
              instance.n_requests)
-    table = np.empty((edges.size, count))
-    table[0] = alpha * ham0 + weights[0] * cut[:, edges[0]]
     if method == "matrix":
-        move = alpha * hamming_matrix(S).astype(float)  # move[i, j]: from labelling i to j
-        for t in range(1, edges.size):
-            table[t] = (table[t - 1][:, None] + move).min(axis=0) + weights[t] * cut[:, edges[t]]
+        table = _matrix_dp(S, alpha, ham0, edges, weights)
     else:
+        table = np.empty((edges.size, count))
+        table[0] = alpha * ham0 + weights[0] * cut[:, edges[0]]
         flat = S @ (ns ** np.arange(n - 1, -1, -1, dtype=np.int64))  # lexicographic grid index
         full = np.full(grid, np.inf)
         for t in range(1, edges.size):
@@ -362,13 +371,30 @@ def dynamic_opt_dp(instance, capacity: int | None = None, *, method: str = "auto
             for axis in range(n):
                 np.minimum(W, W.min(axis=axis, keepdims=True) + alpha, out=W)
             table[t] = full[flat] + weights[t] * cut[:, edges[t]]
-    seq = np.empty(edges.size, dtype=np.int64)
-    seq[-1] = int(table[-1].argmin())
-    for t in range(edges.size - 1, 0, -1):
-        seq[t - 1] = int((table[t - 1] + alpha * (S != S[seq[t]]).sum(axis=1)).argmin())
-    placements = S[seq]
+    placements = S[_backtrack(S, alpha, table)]
     migrations = migrations_from_placements(initial, placements, starts)
     return DynamicDP(float(table[-1].min()), placements, starts, initial.copy(), migrations, cap / instance.k)
+
+
+def _matrix_dp(S: np.ndarray, alpha: float, ham0: np.ndarray, edges: np.ndarray,
+               weights: np.ndarray) -> np.ndarray:
+    """The value table ``W_t`` (``T' x |S|``) of the DP over the labellings ``S`` (rows)."""
+    cut = S != np.roll(S, -1, axis=1)  # cut[i, e]: edge e = (e, e + 1) cut in labelling i
+    table = np.empty((edges.size, S.shape[0]))
+    table[0] = alpha * ham0 + weights[0] * cut[:, edges[0]]
+    move = alpha * hamming_matrix(S).astype(float)  # move[i, j]: from labelling i to j
+    for t in range(1, edges.size):
+        table[t] = (table[t - 1][:, None] + move).min(axis=0) + weights[t] * cut[:, edges[t]]
+    return table
+
+
+def _backtrack(S: np.ndarray, alpha: float, table: np.ndarray) -> np.ndarray:
+    """Row of ``S`` serving each compressed request in an optimal path through ``table``."""
+    seq = np.empty(table.shape[0], dtype=np.int64)
+    seq[-1] = int(table[-1].argmin())
+    for t in range(table.shape[0] - 1, 0, -1):
+        seq[t - 1] = int((table[t - 1] + alpha * (S != S[seq[t]]).sum(axis=1)).argmin())
+    return seq
 
 
 def dynamic_opt_value(instance, capacity: int | None = None, *, max_grid: int = 1 << 24) -> float:
@@ -422,6 +448,137 @@ def dynamic_opt_value(instance, capacity: int | None = None, *, max_grid: int = 
         w[infeasible] = np.inf
         w += r * (labels[e] != labels[(e + 1) % n])
     return float(w.min())
+
+
+def arc_labellings(n: int, servers: int, *, max_perms: int = 24) -> np.ndarray:
+    """The labellings in which every server holds one arc of ``k = n / l`` consecutive processes.
+
+    Arc ``j`` of offset ``o`` holds processes ``o + j k .. o + (j + 1) k - 1`` (mod ``n``), for
+    ``o = 0..k-1``; the arcs go to the servers by every permutation when ``l! <= max_perms``,
+    else by the ``l`` cyclic shifts of the initial order only (so ``n`` rotations of the
+    contiguous initial assignment).  These are the placements of the ``static-best`` baseline at
+    every offset and with any server order; :func:`dynamic_arc_bound` moves among them.
+
+    Examples
+    --------
+    >>> arc_labellings(4, 2).tolist()
+    [[0, 0, 1, 1], [1, 1, 0, 0], [1, 0, 0, 1], [0, 1, 1, 0]]
+    >>> arc_labellings(64, 4).shape, arc_labellings(64, 8).shape   # 16 x 4!, then 8 x 8 shifts
+    ((384, 64), (64, 64))
+    """
+    from itertools import permutations
+
+    n, servers = int(n), int(servers)
+    if n < 1 or servers < 1 or n % servers:
+        raise ValueError(f"n = {n}, servers = {servers}; expected n >= 1 a multiple of servers >= 1")
+    k = n // servers
+    if factorial(servers) <= max_perms:
+        perms = np.array(list(permutations(range(servers))), dtype=np.int64)
+    else:
+        perms = (np.arange(servers)[None, :] + np.arange(servers)[:, None]) % servers
+    v = np.arange(n)
+    rows = np.concatenate([perms[:, ((v - o) % n) // k] for o in range(k)])
+    first = np.unique(rows, axis=0, return_index=True)[1]  # k = 1: every offset gives the same rows
+    return rows[np.sort(first)]
+
+
+def dynamic_opt_restricted(instance, candidates, capacity: int | None = None, *,
+                           max_table: int = MAX_DP_TABLE) -> DynamicDP:
+    """The cheapest dynamic solution that only ever uses ``candidates`` (and the initial labelling).
+
+    The DP of :func:`dynamic_opt_dp` (``"matrix"`` method) with its state set replaced by the
+    given labellings; the initial labelling is added when it is not among them, so staying put
+    is always possible.  Its value is the exact optimum over that class, hence an *upper bound*
+    on OPT_dyn, and its schedule is a feasible offline run at ``capacity``: check it with
+    ``clusteropt.verify.check_ring_run``.  ``O(T' m^2)`` time for ``m`` labellings.
+
+    Parameters
+    ----------
+    instance : RingInstance
+    candidates : int array (m, n)
+        Labellings (server of each process); every load at most ``capacity``.
+    capacity : int, optional
+        Load bound (default ``k``).
+    max_table : int
+        Refuse when the stored table ``T' m`` exceeds this.
+
+    Raises
+    ------
+    ValueError
+        A candidate of the wrong length, a label outside ``0..l-1`` or a load above ``capacity``
+        (the message names the row), or the table past ``max_table``.
+
+    Examples
+    --------
+    >>> from clusteropt.instances.ring import RingInstance
+    >>> inst = RingInstance(n=4, servers=2, requests=[1] * 5)
+    >>> dynamic_opt_restricted(inst, [[0, 1, 1, 0]]).value      # move 0 and 2 first: OPT_dyn
+    2.0
+    >>> dynamic_opt_restricted(inst, np.zeros((0, 4), dtype=int)).value   # initial only: never move
+    5.0
+    >>> dynamic_opt_restricted(inst, [[0, 0, 0, 1]])
+    Traceback (most recent call last):
+    ...
+    ValueError: candidates[0]: server 0 holds 3 processes; expected at most capacity 2
+    """
+    n, ns = instance.n, instance.servers
+    cap = _capacity(n, ns, capacity)
+    C = np.asarray(candidates, dtype=np.int64)
+    if C.ndim != 2 or C.shape[1] != n:
+        raise ValueError(f"candidates: shape {C.shape}; expected (m, n = {n})")
+    bad = np.flatnonzero(((C < 0) | (C >= ns)).any(axis=1))
+    if bad.size:
+        raise ValueError(f"candidates[{bad[0]}]: labels {C[bad[0]].tolist()}; expected servers 0..{ns - 1}")
+    loads = np.stack([(C == c).sum(axis=1) for c in range(ns)], axis=1) if C.size else np.zeros((0, ns))
+    over = np.argwhere(loads > cap)
+    if over.size:
+        i, c = over[0]
+        raise ValueError(f"candidates[{i}]: server {c} holds {loads[i, c]} processes; expected at most "
+                         f"capacity {cap}")
+    initial = np.asarray(instance.initial, dtype=np.int64)
+    S = np.unique(np.vstack([initial[None, :], C]), axis=0)
+    alpha = float(instance.alpha)
+    edges, weights, starts = compress_requests(instance.requests)
+    if edges.size == 0:
+        return DynamicDP(0.0, np.zeros((0, n), dtype=np.int64), starts, initial.copy(),
+                         np.zeros((0, 3), dtype=np.int64), cap / instance.k)
+    if edges.size * S.shape[0] > max_table:
+        raise ValueError(f"restricted DP table too large: T' = {edges.size} compressed requests x "
+                         f"{S.shape[0]} labellings > max_table = {max_table}")
+    log.info("restricted dynamic DP: %d labellings, %d compressed requests", S.shape[0], edges.size)
+    table = _matrix_dp(S, alpha, (S != initial).sum(axis=1), edges, weights)
+    placements = S[_backtrack(S, alpha, table)]
+    migrations = migrations_from_placements(initial, placements, starts)
+    return DynamicDP(float(table[-1].min()), placements, starts, initial.copy(), migrations, cap / instance.k)
+
+
+def dynamic_arc_bound(instance, *, extra=None, max_perms: int = 24,
+                      max_table: int = MAX_DP_TABLE) -> DynamicDP:
+    """An upper bound on OPT_dyn at capacity ``k`` for any ``n``: the best moving-arcs solution (ours).
+
+    The exact optimum, by :func:`dynamic_opt_restricted`, over solutions that keep every server
+    on one arc of ``k`` consecutive processes (:func:`arc_labellings`: any offset, any server
+    order when ``l! <= max_perms``) and may move between such placements before any request, or
+    stay on the initial labelling.  ``extra`` adds labellings (e.g. the static optimum's
+    placement, which makes the bound at most OPT_static).  With the window lower bound
+    (:func:`dynamic_window_bound`) it brackets OPT_dyn where the DP over all labellings cannot
+    run.  Not in the paper; it is the dynamic counterpart of the ``static-best`` baseline (its
+    value is at most static-best's cost) and a hindsight solution, not an online one.
+
+    Examples
+    --------
+    Three phases of requests, each avoided by one rotation of the two arcs (n = 6, k = 3):
+
+    >>> from clusteropt.instances.ring import RingInstance
+    >>> inst = RingInstance(n=6, servers=2, requests=[0, 1, 3, 4] * 3 + [1, 2, 4, 5] * 3 + [0, 2, 3, 5] * 3)
+    >>> sol = dynamic_arc_bound(inst)
+    >>> sol.value, sol.migrations.tolist()   # rotate by one after request 12 and after 23 (2 + 2)
+    (4.0, [[12, 0, 1], [12, 3, 0], [23, 1, 1], [23, 4, 0]])
+    """
+    cand = arc_labellings(instance.n, instance.servers, max_perms=max_perms)
+    if extra is not None:
+        cand = np.vstack([cand, np.asarray(extra, dtype=np.int64).reshape(-1, instance.n)])
+    return dynamic_opt_restricted(instance, cand, max_table=max_table)
 
 
 def static_opt_bruteforce(instance, capacity: int | None = None, *,

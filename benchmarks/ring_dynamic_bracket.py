@@ -1,0 +1,156 @@
+"""Ring partitioning (paper 004): OPT_dyn bracketed where the exact DP cannot run.
+
+For every instance of the recorded ``ring-ratio`` (n = 8..64, 4 servers) and ``ring-ratio-exact``
+(n = 6..12, 3 servers) experiments, rebuilt from its recorded parameters and seed (and checked
+against the recorded request count and window bound, so it is the very instance the policies ran
+on):
+
+- ``lb``: the window lower bound on OPT_dyn (``dynamic_window_bound``; the experiments record it);
+- ``arc``: the moving-arcs upper bound (``dynamic_arc_bound``: the best offline solution that
+  keeps every server on one arc of k processes and may rotate or relabel the arcs before any
+  request), whose schedule is replayed by ``check_ring_run`` at capacity k;
+- ``ub = min(arc, OPT_static)`` (OPT_static when the experiment's MILP proved it).
+
+So ``lb <= OPT_dyn <= ub``, and each policy's ALG / OPT_dyn lies in ``[ALG / ub, ALG / lb]``; the
+policies' costs are read from the recorded ``results.csv`` (not re-run).  Where the DP gives OPT_dyn
+(``ring-ratio-exact``), ``arc / OPT_dyn`` shows how close the upper bound comes.  The DP time of
+each bound is recorded (there is no model to build: the labellings are listed in the same call).
+
+Run ``python -m benchmarks.ring_dynamic_bracket`` (writes ``benchmarks/results/``) or ``--quick``
+(n <= 16 only, print only).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from benchmarks._report import finish, header, output_dir, parser
+from clusteropt.algorithms.ring.offline import dynamic_arc_bound, dynamic_window_bound
+from clusteropt.experiments.ring import INSTANCE_KEYS, ring_instance
+from clusteropt.verify import check_ring_run
+
+NAME = "ring_dynamic_bracket"
+RECORDS = Path(__file__).resolve().parent / "results" / "experiments"
+EXPERIMENTS = ("ring-ratio-exact", "ring-ratio")
+POLICIES = ("dynamic", "dynamic-wfa", "dynamic-soft", "static", "greedy", "never", "static-best")
+_REL = 1e-9
+
+
+def _instances(table: pd.DataFrame) -> pd.DataFrame:
+    keys = [k for k in INSTANCE_KEYS if k in table.columns]
+    first = table.drop_duplicates(["cell_seed", *keys])
+    return first[[*keys, "seed", "cell_seed", "n_requests", "opt_static", "static_denominator",
+                  "opt_dynamic_lb", "opt_dynamic", "dynamic_denominator"]]
+
+
+def _bounds(experiment: str, rows: pd.DataFrame) -> list[dict]:
+    out = []
+    for _, r in rows.iterrows():
+        params = {k: r[k] for k in INSTANCE_KEYS if k in rows.columns}
+        inst = ring_instance(params, int(r.cell_seed))
+        if inst.n_requests != int(r.n_requests):
+            raise RuntimeError(f"{experiment} n={r.n} {r.pattern} seed={r.seed}: rebuilt {inst.n_requests} "
+                               f"requests, recorded {r.n_requests}: not the recorded instance")
+        lb = dynamic_window_bound(inst).value
+        if abs(lb - float(r.opt_dynamic_lb)) > _REL * max(1.0, lb):
+            raise RuntimeError(f"{experiment} n={r.n} {r.pattern} seed={r.seed}: window bound {lb}, recorded "
+                               f"{r.opt_dynamic_lb}: not the recorded instance")
+        start = time.perf_counter()
+        arc = dynamic_arc_bound(inst)
+        seconds = time.perf_counter() - start
+        check = check_ring_run(inst, arc, augmentation=1.0)
+        check.raise_if_infeasible()
+        if abs(check.value - arc.value) > _REL * max(1.0, arc.value):
+            raise RuntimeError(f"arc bound {arc.value} replays to {check.value}")
+        static = float(r.opt_static) if r.static_denominator == "milp" else np.inf
+        exact = float(r.opt_dynamic) if r.dynamic_denominator == "dp" else None
+        ub = min(arc.value, static)
+        if exact is not None and not (lb <= exact * (1 + _REL) + _REL and exact <= arc.value * (1 + _REL) + _REL):
+            raise RuntimeError(f"{experiment} n={r.n} {r.pattern} seed={r.seed}: lb {lb}, OPT_dyn {exact}, "
+                               f"arc {arc.value} out of order")
+        out.append({"experiment": experiment, "pattern": r.pattern, "n": int(r.n), "servers": int(r.servers),
+                    "seed": int(r.seed), "cell_seed": int(r.cell_seed), "n_requests": int(r.n_requests),
+                    "lb": lb, "arc": arc.value, "opt_static": None if np.isinf(static) else static,
+                    "ub": ub, "opt_dynamic": exact, "arc_moves": int(arc.migrations.shape[0]),
+                    "arc_seconds": seconds})
+    return out
+
+
+def _fmt(x: float) -> str:
+    return "" if x is None or not np.isfinite(x) else f"{x:.2f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser(NAME, __doc__, "n <= 16 only, print only").parse_args(argv)
+    start = time.perf_counter()
+    report = header(NAME, ("numpy",))
+    report["records"] = {}
+    bounds: list[dict] = []
+    tables = {}
+    for experiment in EXPERIMENTS:
+        table = pd.read_csv(RECORDS / experiment / "results.csv")
+        table = table[table.status == "ok"]
+        if args.quick:
+            table = table[table.n <= 16]
+        tables[experiment] = table
+        report["records"][experiment] = {"file": f"benchmarks/results/experiments/{experiment}/results.csv",
+                                         "code_version": sorted(table.code_version.unique().tolist())}
+        rows = _instances(table)
+        bounds += _bounds(experiment, rows)
+        print(f"{experiment}: {len(rows)} instances bounded", flush=True)
+    b = pd.DataFrame(bounds)
+    report["instances"] = bounds
+    # per policy and instance: the bracket [ALG / ub, ALG / lb] of ALG / OPT_dyn
+    merged = []
+    for experiment, table in tables.items():
+        m = table.merge(b[b.experiment == experiment][["cell_seed", "pattern", "n", "lb", "ub", "arc"]],
+                        on=["cell_seed", "pattern", "n"], validate="many_to_one")
+        m["experiment"] = experiment
+        merged.append(m)
+    m = pd.concat(merged)
+    m = m.assign(ratio_ub=m.total / m.ub, ratio_lb=m.total / m.lb)
+    brackets = m.groupby(["experiment", "pattern", "n", "policy"], sort=True).agg(
+        alg=("total", "mean"), ratio_ub=("ratio_ub", "mean"), ratio_lb=("ratio_lb", "mean"),
+        ratio_exact=("ratio_dynamic", "mean"), cells=("total", "size")).reset_index()
+    report["brackets"] = brackets.to_dict(orient="records")
+    gaps = b.assign(ub_over_lb=b.ub / b.lb, arc_over_static=b.arc / b.opt_static,
+                    arc_over_opt=b.arc / b.opt_dynamic).groupby(["experiment", "pattern", "n"], sort=True).agg(
+        lb=("lb", "mean"), arc=("arc", "mean"), opt_static=("opt_static", "mean"), ub=("ub", "mean"),
+        opt_dynamic=("opt_dynamic", "mean"), ub_over_lb=("ub_over_lb", "mean"),
+        arc_over_static=("arc_over_static", "mean"), arc_over_opt=("arc_over_opt", "mean"),
+        arc_over_opt_max=("arc_over_opt", "max"), arc_seconds_median=("arc_seconds", "median"),
+        arc_seconds_max=("arc_seconds", "max"), instances=("lb", "size")).reset_index()
+    report["gaps"] = gaps.to_dict(orient="records")
+    lines = [f"# {NAME}", "", f"Machine: {report['machine']['platform']}, {report['machine']['cpu_count']} cores; "
+             f"created {report['created']}. Instances and policy costs from "
+             + ", ".join(f"`{v['file']}` ({', '.join(v['code_version'])})" for v in report["records"].values())
+             + ".", "", "## OPT_dyn's bracket per (pattern, n), mean over seeds", "",
+             "`lb` window lower bound, `arc` moving-arcs upper bound, `ub = min(arc, OPT_static)`; "
+             "`arc / OPT_dyn` where the DP gives OPT_dyn.", "", "<a id=\"gaps\"></a>", "",
+             "| experiment | pattern | n | lb | OPT_dyn | arc | OPT_static | ub / lb | arc / OPT_static | "
+             "arc / OPT_dyn (mean, max) | DP s (median, max) |", "|---|---|---:|" + "---:|" * 8]
+    for g in gaps.itertuples():
+        lines.append(f"| {g.experiment} | {g.pattern} | {g.n} | {g.lb:.1f} | {_fmt(g.opt_dynamic)} | "
+                     f"{g.arc:.1f} | {_fmt(g.opt_static)} | {g.ub_over_lb:.2f} | {_fmt(g.arc_over_static)} | "
+                     f"{_fmt(g.arc_over_opt)}, {_fmt(g.arc_over_opt_max)} | "
+                     f"{g.arc_seconds_median:.2f}, {g.arc_seconds_max:.2f} |")
+    lines += ["", "## ALG / OPT_dyn in [ALG / ub, ALG / lb], mean over seeds (`ring-ratio`)", "",
+              "Each cell: `ALG / ub - ALG / lb` (the exact ratio, where the DP runs, is in `ring-ratio-exact`).",
+              "", "<a id=\"brackets\"></a>", ""]
+    rr = brackets[brackets.experiment == "ring-ratio"]
+    policies = [p for p in POLICIES if p in set(rr.policy)]
+    lines += ["| pattern | n | " + " | ".join(policies) + " |", "|---|---:|" + "---|" * len(policies)]
+    for (pattern, n), g in rr.groupby(["pattern", "n"], sort=True):
+        cell = {r.policy: f"{r.ratio_ub:.2f} - {r.ratio_lb:.2f}" for r in g.itertuples()}
+        lines.append(f"| {pattern} | {n} | " + " | ".join(cell.get(p, "") for p in policies) + " |")
+    lines.append("")
+    finish(NAME, report, lambda _: "\n".join(lines) + "\n", output_dir(args), start)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
