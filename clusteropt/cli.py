@@ -702,9 +702,10 @@ def _ring_inline() -> int:
               show_default=True, help="GADGET: per-slot solver of Alg. 1 (exact: the G-VNE ILP (12)-(19); "
               "lp-rs-mde: Alg. 2, LP ring selection and randomized embedding).")
 @click.option("--time-limit", type=float, default=None,
-              help="GADGET exact, mlbroker-plus: seconds per slot MILP (default: none).")
+              help="GADGET exact: seconds per slot ILP (default 60; inf: none); mlbroker-plus: seconds per "
+                   "slot MILP (default: none).")
 @click.option("--mip-gap", type=float, default=None,
-              help="GADGET exact, mlbroker-plus: relative MIP gap per slot (mlbroker-plus default 0.005).")
+              help="GADGET exact, mlbroker-plus: relative MIP gap per slot (defaults 1e-4 and 0.005).")
 @click.option("--warm", is_flag=True,
               help="GADGET lp-rs-mde: keep both HiGHS models across slots and re-solve an LP with the previous "
                    "slot's structure from its basis (same optimal values; default: every slot cold).")
@@ -880,8 +881,10 @@ def _run_gadget(inst, policy, slot_solver, time_limit, seed, json_path, *, fill=
                            f"not {slot_solver}")
         if warm and slot_solver != "lp-rs-mde":
             raise BadInput(f"--warm re-solves the LPs of --slot-solver lp-rs-mde, not of {slot_solver}")
-        options = {"slot_solver": slot_solver, "time_limit": time_limit, "mip_gap": mip_gap,
-                   "fill": fill or "greedy", "rounding": rounding or "safe", "warm": warm}
+        options = {"slot_solver": slot_solver, "fill": fill or "greedy", "rounding": rounding or "safe",
+                   "warm": warm}
+        # unset: the policy's defaults (the exact slot solver's limit and gap), recorded in its params
+        options.update({k: v for k, v in (("time_limit", time_limit), ("mip_gap", mip_gap)) if v is not None})
     else:
         for option, value in (("--fill", fill), ("--rounding", rounding), ("--mip-gap", mip_gap),
                               ("--warm", warm or None)):
@@ -919,7 +922,9 @@ def _run_gadget(inst, policy, slot_solver, time_limit, seed, json_path, *, fill=
         out.update(overload)
         solver = None
         if policy == "gadget" and slot_solver == "exact":
-            solver = solver_block(run.params.get("solver"), {"time_limit": time_limit, "mip_gap": mip_gap})
+            solver = solver_block(run.params.get("solver"), {"time_limit": run.params.get("time_limit"),
+                                                             "mip_gap": run.params.get("mip_gap"),
+                                                             "builder": run.params.get("builder")})
         elif policy == "gadget" and slot_solver == "lp-rs-mde":
             from clusteropt.rounding.gadget import EMBED_HIGHS_OPTIONS, SELECT_HIGHS_OPTIONS
 

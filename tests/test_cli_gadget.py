@@ -87,7 +87,7 @@ def test_bad_input_is_one_line(small, tmp_path, capsys):
 # -- issue 19: what out.json records, fill / rounding options --------------------------------------
 
 PARAM_KEYS = {"slot_solver", "fill", "rounding", "form", "solver", "time_limit", "mip_gap", "rounds", "alpha",
-              "epsilon", "samples", "passes", "warm"}
+              "epsilon", "samples", "passes", "warm", "builder"}
 
 
 def _recount(instance_path, data) -> float:

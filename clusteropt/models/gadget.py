@@ -36,7 +36,8 @@ kappa] = mu_i(zeta_i (z_{i,t-1} + kappa)) - mu_i(zeta_i z_{i,t-1})`` is the util
     only a few active jobs the flow form can be the smaller one.
 
 ``relax=True`` gives the LP relaxation (used by LP ring selection, Lemma 7).  Read an integral
-solution back with :func:`allocation_from_solution`.
+solution back with :func:`allocation_from_solution` (:func:`tree_allocation` for the tree form's
+workers, also from the array route of :mod:`clusteropt.models.gadget_matrix`).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ __all__ = [
     "allocation_from_solution",
     "build_gvne",
     "slot_problem",
+    "tree_allocation",
     "tree_layout",
     "worker_bound",
 ]
@@ -397,16 +399,9 @@ def allocation_from_solution(problem: SlotProblem, model: pyo.ConcreteModel, *, 
         return round(x)
 
     if model.form == "tree":
-        lay = model.layout
-        paths = cl.paths() if paths is None else paths
-        for i in problem.jobs.tolist():
-            for s in range(cl.n_servers):
-                alloc.workers[i, s] = val(model.y[i, s])
-            used = [s for s in lay.dfs_order if alloc.workers[i, s] > 0]
-            if len(used) >= 2:
-                alloc.rings[i] = Ring(tuple(used), tuple(tuple(paths[used[k], used[(k + 1) % len(used)]])
-                                                         for k in range(len(used))))
-        return alloc
+        y = np.array([[val(model.y[i, s]) for s in range(cl.n_servers)] for i in problem.jobs.tolist()],
+                     dtype=np.int64).reshape(problem.jobs.size, cl.n_servers)
+        return tree_allocation(problem, y, model.layout, paths=paths)
     for i, k in model.K:
         if val(model.chi[i, k]) != 1:
             continue
@@ -427,6 +422,26 @@ def allocation_from_solution(problem: SlotProblem, model: pyo.ConcreteModel, *, 
         flows = {a: {e for e in range(cl.n_links) if val(model.theta[i, k, a, e]) == 1} for a in edges}
         ring_paths = tuple(_walk(cl, where[a], where[(a + 1) % k], flows[a]) for a in edges)
         alloc.rings[i] = Ring(tuple(servers), ring_paths)
+    return alloc
+
+
+def tree_allocation(problem: SlotProblem, workers, layout: TreeLayout, *, paths=None) -> SlotAllocation:
+    """The allocation of an integral tree-form solution: ``workers[j, s]`` = ``y[i, s]`` of the
+    ``j``-th active job (``problem.jobs[j]``); each job with two or more servers gets the ring
+    through its servers in the layout's depth-first order, over the tree paths, which crosses
+    each link once each way exactly when the job has servers on both sides (module docstring,
+    ``form="tree"``).  Shared by the Pyomo and the array routes.
+    """
+    cl = problem.inst.cluster
+    alloc = SlotAllocation.empty(problem.inst.n_jobs, cl.n_servers)
+    paths = cl.paths() if paths is None else paths
+    w = np.asarray(workers, dtype=np.int64).reshape(problem.jobs.size, cl.n_servers)
+    for j, i in enumerate(problem.jobs.tolist()):
+        alloc.workers[i] = w[j]
+        used = [s for s in layout.dfs_order if w[j, s] > 0]
+        if len(used) >= 2:
+            alloc.rings[i] = Ring(tuple(used), tuple(tuple(paths[used[k], used[(k + 1) % len(used)]])
+                                                     for k in range(len(used))))
     return alloc
 
 

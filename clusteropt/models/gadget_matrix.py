@@ -33,6 +33,9 @@ LP) stay Pyomo-only.
     The per-job bookkeeping (:class:`clusteropt.models.gadget_embedding._TreeJob`) is the Pyomo
     builder's own, computed once per distinct (ring size, per-server fit) and shared by the jobs
     that have it.
+:func:`allocation_from_matrix`
+    Read an integral solution of ``build_gvne_matrix(problem, relax=False)`` (the exact slot
+    ILP) into the slot's allocation.
 :func:`solve_matrix`
     Hand the arrays to HiGHS (:func:`clusteropt.solvers.direct.run_highs`, any HiGHS options)
     and return a :class:`~clusteropt.solvers.result.SolveResult` plus the column values.
@@ -64,7 +67,8 @@ from clusteropt.models.gadget_embedding import _TreeJob, check_kappa, server_fit
 from clusteropt.solvers.direct import WarmHighs, highs_termination, run_highs
 from clusteropt.solvers.result import NotOptimalError, SolveResult, Termination, settle
 
-__all__ = ["EmbeddingSolution", "MatrixLP", "build_embedding_matrix", "build_gvne_matrix", "solve_matrix"]
+__all__ = ["EmbeddingSolution", "MatrixLP", "allocation_from_matrix", "build_embedding_matrix",
+           "build_gvne_matrix", "solve_matrix"]
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +110,8 @@ class MatrixLP:
         ``"tree"``.
     meta : dict
         What the readers need (layout, ring sizes, per-job bookkeeping).
+    integer : bool array (n,), optional
+        Integer columns (None: an LP).  :func:`solve_matrix` hands them to HiGHS as such.
     """
 
     name: str
@@ -120,6 +126,7 @@ class MatrixLP:
     row_blocks: tuple[_Block, ...]
     form: str = "tree"
     meta: dict = dataclasses.field(default_factory=dict)
+    integer: np.ndarray | None = None
 
     @property
     def n_cols(self) -> int:
@@ -245,9 +252,12 @@ def _fits(problem: SlotProblem) -> np.ndarray:
     return ratio.min(axis=2)
 
 
-def build_gvne_matrix(problem: SlotProblem) -> MatrixLP:
+def build_gvne_matrix(problem: SlotProblem, *, relax: bool = True) -> MatrixLP:
     """The LP relaxation of the G-VNE ILP (12)-(19), tree form, as arrays: the model of
-    ``build_gvne(problem, form="tree", relax=True)`` (module docstring).
+    ``build_gvne(problem, form="tree", relax=True)`` (module docstring).  With ``relax=False``
+    the ILP itself, ``build_gvne(problem, form="tree")``: the same arrays with every column
+    integer (``chi``, ``rho``, ``x``, ``inside``, ``outside``, ``span`` binary by their bounds,
+    ``y`` integer), as the exact slot solver of :class:`clusteropt.online.gadget.Gadget` uses it.
 
     Columns (Pyomo order): ``chi[i, kappa]`` (Eq. (13)), ``rho[i]`` (Eq. (13)), ``y[i, s]``,
     ``x[i, s]`` (Eq. (5)), ``inside[i, c]``, ``outside[i, c]``, ``span[i, c]`` (Eq. (9)).  Rows:
@@ -380,7 +390,7 @@ def build_gvne_matrix(problem: SlotProblem) -> MatrixLP:
     cost, lo, hi, a, rlo, rhi, cblocks, rblocks = asm.finish(cost, col_lower, col_upper,
                                                              np.zeros(n_cols, dtype=bool), spec)
     return MatrixLP(f"gvne-tree-t{problem.t}", True, cost, lo, hi, a, rlo, rhi, cblocks, rblocks, "tree",
-                    {"layout": lay})
+                    {"layout": lay}, None if relax else np.ones(cost.size, dtype=bool))
 
 
 _KINDS = ("lam", "own", "mu")  # _TreeJob's variable kinds; "own" is the Pyomo component omega
@@ -605,10 +615,32 @@ def build_embedding_matrix(problem: SlotProblem, kappa) -> MatrixLP:
                     meta)
 
 
+def allocation_from_matrix(problem: SlotProblem, lp: MatrixLP, x, *, tol: float = 1e-6, paths=None):
+    """Read an integral solution ``x`` of :func:`build_gvne_matrix` into a ``SlotAllocation``,
+    as :func:`~clusteropt.models.gadget.allocation_from_solution` reads the Pyomo model.
+
+    Raises ``ValueError`` when a ``y`` is fractional beyond ``tol`` (naming it).
+    """
+    from clusteropt.models.gadget import tree_allocation
+
+    y = lp.values(x)["y"].reshape(problem.jobs.size, problem.inst.cluster.n_servers)
+    y = np.nan_to_num(y, nan=0.0)  # a y in no row (it fits nowhere) is not a column: 0 workers
+    off = np.abs(y - np.round(y)) > tol
+    if off.any():
+        j, s = (int(v) for v in np.argwhere(off)[0])
+        raise ValueError(f"y[{int(problem.jobs[j])},{s}] = {y[j, s]}: the solution is fractional; round it first "
+                         "(clusteropt.rounding)")
+    return tree_allocation(problem, np.round(y).astype(np.int64), lp.meta["layout"], paths=paths)
+
+
 def solve_matrix(lp: MatrixLP, *, options=None, time_limit: float | None = None,
-                 raise_on_nonoptimal: bool = True,
+                 mip_gap: float | None = None, raise_on_nonoptimal: bool = True,
                  warm: WarmHighs | None = None) -> tuple[SolveResult, np.ndarray | None]:
     """Solve ``lp`` with HiGHS (``options``: HiGHS option name -> value, e.g. the algorithm).
+
+    A MILP (``lp.integer``) is solved as one, with ``mip_gap`` (HiGHS's ``mip_rel_gap``) and
+    ``time_limit``; its ``bound`` is HiGHS's dual bound and a limit with an incumbent ends
+    ``FEASIBLE`` (:func:`~clusteropt.solvers.result.settle`).  ``warm`` is for LPs only.
 
     Returns the :class:`SolveResult` (``values`` per variable component, :meth:`MatrixLP.values`;
     ``build_seconds`` = the hand-off, ``Highs.passModel``; ``solve_seconds`` = HiGHS's run;
@@ -620,9 +652,14 @@ def solve_matrix(lp: MatrixLP, *, options=None, time_limit: float | None = None,
     Raises :class:`NotOptimalError` unless optimal, unless ``raise_on_nonoptimal=False``.
     """
     warmed = False
+    integer = lp.integer if lp.integer is not None and bool(np.any(lp.integer)) else None
+    mip = integer is not None
+    if warm is not None and mip:
+        raise ValueError(f"model {lp.name!r} has integer columns; warm re-solves (WarmHighs) take LPs only")
     if warm is None:
         h, pass_s, run_s = run_highs(lp.cost, lp.col_lower, lp.col_upper, lp.a, lp.row_lower, lp.row_upper,
-                                     maximize=lp.maximize, options=options, time_limit=time_limit)
+                                     maximize=lp.maximize, integer=integer, options=options,
+                                     time_limit=time_limit, mip_gap=mip_gap)
     else:
         h, pass_s, run_s, warmed = warm.solve(lp.cost, lp.col_lower, lp.col_upper, lp.a, lp.row_lower,
                                               lp.row_upper, maximize=lp.maximize, options=options,
@@ -632,7 +669,12 @@ def solve_matrix(lp: MatrixLP, *, options=None, time_limit: float | None = None,
     has_solution = info.primal_solution_status == 2  # kSolutionStatusFeasible
     x = np.asarray(h.getSolution().col_value, dtype=float) if has_solution else None
     objective = float(info.objective_function_value) if has_solution else None
-    term, bound, gap = settle(term, has_solution, objective, None, mip=False)
+    bound = None
+    if mip and has_solution and math.isfinite(float(info.mip_dual_bound)):
+        bound = float(info.mip_dual_bound)
+    if integer is not None and x is not None:
+        x = np.where(integer, np.round(x), x)  # HiGHS's integers are within its feasibility tolerance
+    term, bound, gap = settle(term, has_solution, objective, bound, mip=mip)
     result = SolveResult(termination=term, has_solution=has_solution, objective=objective, bound=bound, gap=gap,
                          values=lp.values(x) if has_solution else {}, solver="highs", backend="matrix",
                          build_seconds=pass_s, solve_seconds=run_s,

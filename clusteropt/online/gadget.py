@@ -10,9 +10,11 @@ Policies (:data:`POLICIES`):
 
 ``gadget``
     Alg. 1, temporal greedy: each slot solve problem (10) (:func:`clusteropt.models.gadget.slot_problem`)
-    with a per-slot solver: ``"exact"`` (the G-VNE ILP (12)-(19), :func:`build_gvne`, through
-    :func:`clusteropt.solvers.solve`; a slot that stops before optimality keeps the solver's
-    incumbent, and the gap is recorded), ``"lp-rs-mde"`` (Alg. 2,
+    with a per-slot solver: ``"exact"`` (the G-VNE ILP (12)-(19): on a tree with HiGHS built as
+    arrays, :func:`~clusteropt.models.gadget_matrix.build_gvne_matrix` with ``relax=False``, else
+    the Pyomo model :func:`build_gvne` through :func:`clusteropt.solvers.solve`; by default at most
+    :data:`EXACT_TIME_LIMIT` seconds and relative gap :data:`EXACT_MIP_GAP` a slot, and a slot
+    that stops before optimality keeps the solver's incumbent, its gap recorded), ``"lp-rs-mde"`` (Alg. 2,
     :func:`clusteropt.rounding.gadget.lp_rs_mde`; its draws use the run's seed) with
     ``rounding="safe"`` (default: never exceeds a capacity) or ``"paper"`` (Alg. 2 lines 7-9 as
     written, the (alpha, beta, gamma) test of Theorem 8: the kept draw may overload servers and
@@ -37,6 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import time
 from typing import Any
 
@@ -140,6 +143,13 @@ class GadgetEnvironment:
 register_environment("gadget", GadgetEnvironment)
 
 
+#: Default seconds per slot of :class:`Gadget`'s ``"exact"`` slot solver (the G-VNE ILP); a
+#: 167-job slot of the paper preset is not proved optimal in 120 s (``benchmarks/gadget_slot``).
+EXACT_TIME_LIMIT = 60.0
+#: Default relative MIP gap of the ``"exact"`` slot solver: HiGHS's own default, stated.
+EXACT_MIP_GAP = 1e-4
+
+
 class Gadget:
     """Alg. 1 (temporal greedy) with a pluggable per-slot solver (module docstring).
 
@@ -158,10 +168,16 @@ class Gadget:
     solver : str
         MILP solver name for ``"exact"``, LP solver for ``"lp-rs-mde"`` (default HiGHS).
     time_limit : float, optional
-        Seconds per slot for ``"exact"``; a slot stopped by it keeps the incumbent (its gap is in
-        the run's ``slot_info``); a slot without any solution raises.
+        Seconds per slot for ``"exact"`` (default :data:`EXACT_TIME_LIMIT`; ``None`` or ``inf``: no
+        limit); a slot stopped by it keeps the incumbent (its gap is in the run's ``slot_info``); a
+        slot without any solution raises.
     mip_gap : float, optional
-        Relative MIP gap for ``"exact"`` (default: the solver's).
+        Relative MIP gap for ``"exact"`` (default :data:`EXACT_MIP_GAP`, HiGHS's own default;
+        ``0``: prove optimality).
+    builder : {"auto", "matrix", "pyomo"}
+        ``"exact"``: ``"matrix"`` builds the tree-form ILP as arrays for HiGHS (the same model,
+        tested row by row); ``"pyomo"`` the Pyomo model (any form and MILP solver); ``"auto"``
+        (default) the arrays when the form is the tree form and the solver HiGHS.
     rounds, alpha, epsilon
         ``u_b``, ``alpha`` and Theorem 8's ``epsilon`` of the paper rounding
         (:func:`clusteropt.rounding.gadget.round_paper`).
@@ -177,9 +193,10 @@ class Gadget:
     name = "gadget"
 
     def __init__(self, slot_solver: str = "greedy", *, fill: str = "greedy", rounding: str = "safe",
-                 form: str = "auto", solver: str | None = None, time_limit: float | None = None,
-                 mip_gap: float | None = None, rounds: int = 100, alpha: float = 1 / 3,
-                 epsilon: float | None = None, samples: int = 8, passes: int = 5, warm: bool = False):
+                 form: str = "auto", solver: str | None = None, time_limit: float | None = EXACT_TIME_LIMIT,
+                 mip_gap: float | None = EXACT_MIP_GAP, rounds: int = 100, alpha: float = 1 / 3,
+                 epsilon: float | None = None, samples: int = 8, passes: int = 5, warm: bool = False,
+                 builder: str = "auto"):
         self.slot_solver = slot_solver
         self.fill = fill
         self.rounding = rounding
@@ -193,6 +210,7 @@ class Gadget:
         self.samples = samples
         self.passes = passes
         self.warm = warm
+        self.builder = builder
 
     def get_params(self) -> dict[str, Any]:
         """Every parameter that shapes a run, ``None`` where it does not apply to the slot solver.
@@ -217,6 +235,7 @@ class Gadget:
             "samples": self.samples if safe else None,
             "passes": self.passes if safe else None,
             "warm": bool(self.warm) if lp else None,
+            "builder": self.builder if exact else None,
         }
 
     def reset(self, instance: GadgetInstance, rng=None) -> None:
@@ -227,6 +246,10 @@ class Gadget:
             raise ValueError(f"fill = {self.fill!r}; expected one of {FILLS}")
         if self.rounding not in ROUNDINGS:
             raise ValueError(f"rounding = {self.rounding!r}; expected one of {ROUNDINGS}")
+        from clusteropt.rounding.gadget import BUILDERS
+
+        if self.builder not in BUILDERS:
+            raise ValueError(f"builder = {self.builder!r}; expected one of {BUILDERS}")
         if self.rounding == "paper" and self.slot_solver != "lp-rs-mde":
             raise ValueError(f"rounding = 'paper' is Alg. 2's rounding: a mode of slot_solver 'lp-rs-mde', "
                              f"not of {self.slot_solver!r}")
@@ -250,30 +273,44 @@ class Gadget:
 
 def _exact(policy: Gadget, problem):
     from clusteropt.models.gadget import allocation_from_solution, build_gvne
-    from clusteropt.rounding.gadget import slot_gain
+    from clusteropt.rounding.gadget import slot_gain, use_matrix
     from clusteropt.solvers import solve
 
     inst = problem.inst
     if problem.jobs.size == 0:
         empty = SlotAllocation.empty(inst.n_jobs, inst.cluster.n_servers)
         return empty, {"jobs": 0, "gain": 0.0, "fill_gain": 0.0}
+    limit = policy.time_limit if policy.time_limit is not None and math.isfinite(policy.time_limit) else None
     t0 = time.perf_counter()
-    model = build_gvne(problem, form=policy.form)
-    build = time.perf_counter() - t0
-    res = solve(model, policy.solver, time_limit=policy.time_limit, mip_gap=policy.mip_gap,
-                raise_on_nonoptimal=False)
+    if use_matrix(problem, policy.form, policy.solver, policy.builder):
+        from clusteropt.models.gadget_matrix import allocation_from_matrix, build_gvne_matrix, solve_matrix
+
+        lp = build_gvne_matrix(problem, relax=False)
+        build = time.perf_counter() - t0
+        res, x = solve_matrix(lp, time_limit=limit, mip_gap=policy.mip_gap, raise_on_nonoptimal=False)
+
+        def read():
+            return allocation_from_matrix(problem, lp, x, paths=policy.paths_)
+    else:
+        model = build_gvne(problem, form=policy.form)
+        build = time.perf_counter() - t0
+        res = solve(model, policy.solver, time_limit=limit, mip_gap=policy.mip_gap, raise_on_nonoptimal=False)
+
+        def read():
+            return allocation_from_solution(problem, model, paths=policy.paths_)
     if not res.has_solution:
         raise RuntimeError(f"slot {problem.t}: the G-VNE ILP stopped with {res.termination.name} and no solution")
     if res.termination.name != "OPTIMAL":
         log.warning("slot %d: G-VNE ILP stopped with %s, gap %s; keeping the incumbent", problem.t,
                     res.termination.name, res.gap)
-    alloc = allocation_from_solution(problem, model, paths=policy.paths_)
+    alloc = read()
     fill_gain = 0.0
     if policy.fill == "greedy":
         alloc, fill_gain = greedy_slot(problem, start=alloc, paths=policy.paths_)
     return alloc, {"jobs": int(problem.jobs.size), "objective": res.objective, "bound": res.bound, "gap": res.gap,
                    "gain": slot_gain(problem, alloc), "fill_gain": fill_gain,
-                   "termination": res.termination.name, "build_s": build, "solve_s": res.solve_seconds}
+                   "termination": res.termination.name, "builder": res.backend, "build_s": build,
+                   "handoff_s": res.build_seconds, "solve_s": res.solve_seconds}
 
 
 def _lp_rs_mde(policy: Gadget, problem):

@@ -119,7 +119,7 @@ def select_rings(problem, *, form: str = "auto", solver: str | None = None,
     return sel, res
 
 
-def _use_matrix(problem, form: str, solver: str | None, builder: str) -> bool:
+def use_matrix(problem, form: str, solver: str | None, builder: str) -> bool:
     """Whether the matrix fast path builds this slot's LPs (tree form, HiGHS)."""
     if builder not in BUILDERS:
         raise ValueError(f"builder = {builder!r}; expected one of {BUILDERS}")
@@ -138,7 +138,7 @@ def _select(problem, form: str, solver: str | None, builder: str, warm=None):
     a :class:`~clusteropt.solvers.direct.WarmHighs` for the matrix route (None: cold).
     """
     t0 = time.perf_counter()
-    if _use_matrix(problem, form, solver, builder):
+    if use_matrix(problem, form, solver, builder):
         from clusteropt.models.gadget_matrix import build_gvne_matrix, solve_matrix
 
         lp = build_gvne_matrix(problem)
@@ -522,7 +522,7 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
     else:
         sel, res1, select_build, select_builder = RingSelection({}, 0.0, 0.0), None, 0.0, None
     t1 = time.perf_counter()
-    matrix = _use_matrix(problem, embed_form, solver, builder)
+    matrix = use_matrix(problem, embed_form, solver, builder)
     model = lp = None
     if sel.kappa:
         if matrix:

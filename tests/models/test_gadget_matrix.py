@@ -7,7 +7,8 @@ arrays equal what Pyomo's LinearStandardFormCompiler makes of the Pyomo model: t
 same order with the same bounds and objective coefficients, the same rows in the same order as
 (name -> {column: coefficient}, lower, upper) up to 1e-12; the same optimum; the decomposition read
 from the matrix solution equals the one read from the Pyomo model; lp_rs_mde gives the same
-allocation with either builder.
+allocation with either builder.  The ILP itself (``relax=False``, the exact slot solver's model) is
+the compiled Pyomo ILP with the same integer columns, and reaches the same proved optimum.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ import pytest
 from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
 
 from clusteropt.instances.gadget import Cluster, GadgetInstance, fat_tree_cluster, gadget_preset, random_gadget
-from clusteropt.models.gadget import build_gvne, slot_problem
+from clusteropt.models.gadget import allocation_from_solution, build_gvne, slot_problem
 from clusteropt.models.gadget_embedding import build_embedding_lp, decompose_embedding
 from clusteropt.models.gadget_matrix import (
     EmbeddingSolution,
+    allocation_from_matrix,
     build_embedding_matrix,
     build_gvne_matrix,
     solve_matrix,
@@ -199,6 +201,54 @@ def test_ring_selection_lp_is_the_pyomo_model(label, problem):
     assert all(abs(chi[k] - model.chi[k].value) <= 1e-9 for k in chi)
     y = res_m.values["y"].reshape(problem.jobs.size, problem.inst.cluster.n_servers)
     np.testing.assert_allclose(y, res_p.values["y"], atol=1e-9)
+
+
+ILP_CASES = [c for c in CASES if c[1].jobs.size <= 12]  # the paper-preset slots take minutes as ILPs
+
+
+@pytest.mark.parametrize(("label", "problem"), ILP_CASES, ids=[c[0] for c in ILP_CASES])
+def test_gvne_ilp_is_the_pyomo_ilp(label, problem):
+    lp = build_gvne_matrix(problem, relax=False)
+    model = build_gvne(problem, form="tree")
+    _assert_same_model(lp, model)
+    repn = LinearStandardFormCompiler().write(model, mixed_form=True, set_sense=None)
+    flags = np.array([v.is_integer() or v.is_binary() for v in repn.columns])
+    assert lp.integer is not None and flags.all()
+    np.testing.assert_array_equal(lp.integer, flags)
+    assert build_gvne_matrix(problem).integer is None  # the relaxation stays an LP
+    res_p = solve_highs_direct(model, mip_gap=0.0)
+    res_m, x = solve_matrix(lp, mip_gap=0.0)
+    assert res_m.termination.name == "OPTIMAL" and res_m.objective == pytest.approx(res_p.objective, rel=1e-9)
+    assert res_m.bound is not None and res_m.bound >= res_m.objective - 1e-6 * max(1.0, abs(res_m.objective))
+    # both readers give allocations of the same gain, and the matrix one is the verifier's feasible
+    from clusteropt.rounding.gadget import slot_gain
+    from clusteropt.verify import check_gadget_allocation
+
+    alloc = allocation_from_matrix(problem, lp, x)
+    assert slot_gain(problem, alloc) == pytest.approx(res_m.objective, rel=1e-9, abs=1e-9)
+    assert slot_gain(problem, allocation_from_solution(problem, model)) == pytest.approx(res_p.objective, rel=1e-9)
+    assert check_gadget_allocation(problem.inst, alloc, problem.t, used=problem.z_prev).ok
+
+
+def test_matrix_ilp_limits_and_readers():
+    problem = dict(CASES)["small-sqrt-t10"]
+    lp = build_gvne_matrix(problem, relax=False)
+    res, x = solve_matrix(lp, time_limit=1e-6, raise_on_nonoptimal=False)
+    assert res.termination.name in ("FEASIBLE", "TIME_LIMIT")  # stopped at once: an incumbent or none
+    assert (x is not None) == res.has_solution
+    from clusteropt.solvers.direct import WarmHighs
+
+    with pytest.raises(ValueError, match="integer columns"):
+        solve_matrix(lp, warm=WarmHighs())
+    # a fractional y is refused by the reader, naming it
+    _, xi = solve_matrix(lp)
+    y_block = next(b for b in lp.col_blocks if b.name == "y")
+    q = int(np.flatnonzero(y_block.positions >= 0)[0])
+    j, srv = divmod(q, problem.inst.cluster.n_servers)
+    frac = xi.copy()
+    frac[y_block.positions[q]] += 0.5
+    with pytest.raises(ValueError, match=rf"y\[{int(problem.jobs[j])},{srv}\] = .*fractional"):
+        allocation_from_matrix(problem, lp, frac)
 
 
 @pytest.mark.parametrize(("label", "problem"), CASES, ids=[c[0] for c in CASES])

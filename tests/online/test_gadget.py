@@ -10,7 +10,7 @@ from clusteropt.algorithms.gadget.greedy import future_density, greedy_slot
 from clusteropt.instances.gadget import fat_tree_cluster, gadget_preset, random_gadget
 from clusteropt.models.gadget import build_gvne, slot_problem
 from clusteropt.online.driver import run_online
-from clusteropt.online.gadget import POLICIES, GadgetEnvironment, make_policy
+from clusteropt.online.gadget import EXACT_MIP_GAP, EXACT_TIME_LIMIT, POLICIES, GadgetEnvironment, make_policy
 from clusteropt.solvers import solve
 from clusteropt.verify import check_gadget_allocation, check_gadget_schedule
 
@@ -258,7 +258,9 @@ def test_gadget_params_and_bad_options():
     p = pol.get_params()
     assert p == {"slot_solver": "exact", "fill": "none", "rounding": None, "form": "auto", "solver": "highs",
                  "time_limit": 5.0, "mip_gap": 0.01, "rounds": None, "alpha": None, "epsilon": None,
-                 "samples": None, "passes": None, "warm": None}
+                 "samples": None, "passes": None, "warm": None, "builder": "auto"}
+    p = make_policy("gadget", slot_solver="exact").get_params()
+    assert p["time_limit"] == EXACT_TIME_LIMIT == 60.0 and p["mip_gap"] == EXACT_MIP_GAP == 1e-4
     p = make_policy("gadget", slot_solver="lp-rs-mde", rounding="paper").get_params()
     assert p["rounding"] == "paper" and p["rounds"] == 100 and p["alpha"] == pytest.approx(1 / 3)
     assert p["warm"] is False
@@ -266,8 +268,26 @@ def test_gadget_params_and_bad_options():
     assert make_policy("las").get_params() == {"order": "las", "workers": "N_i"}
     inst = gadget_preset("tiny", jobs=2, seed=0)
     for options, match in (({"fill": "some"}, "fill"), ({"rounding": "exact"}, "rounding"),
-                           ({"rounding": "paper"}, "lp-rs-mde")):
+                           ({"rounding": "paper"}, "lp-rs-mde"), ({"builder": "numpy"}, "builder")):
         with pytest.raises(ValueError, match=match):
             run_online(make_policy("gadget", **options), inst, horizon=1, seed=0)
     run = run_online(make_policy("gadget", fill="none"), inst, horizon=2, seed=0)
     assert run.params["fill"] == "none" and run.to_json_dict(inst)["params"] == run.params
+
+
+def test_exact_slot_solver_same_optimum_from_arrays_and_from_pyomo():
+    # issue 22: the exact slot ILP built as arrays (default on a tree with HiGHS) and as the Pyomo model
+    inst = gadget_preset("small", jobs=8, seed=4, utility="sqrt", horizon=5)
+    runs = {b: run_online(make_policy("gadget", slot_solver="exact", fill="none", mip_gap=0.0, builder=b), inst,
+                          horizon=inst.horizon, seed=0) for b in ("auto", "pyomo")}
+    for b, run in runs.items():
+        assert check_gadget_schedule(inst, run.schedule).ok
+        assert run.params["builder"] == b and run.params["time_limit"] == EXACT_TIME_LIMIT
+    slots = [(a, p) for a, p in zip(runs["auto"].slot_info, runs["pyomo"].slot_info, strict=True) if a["jobs"]]
+    assert slots
+    for a, p in slots:
+        assert a["builder"] == "matrix" and p["builder"] == "pyomo"
+        assert a["termination"] == p["termination"] == "OPTIMAL"
+        assert a["objective"] == pytest.approx(p["objective"], rel=1e-9, abs=1e-9)
+    with pytest.raises(ValueError, match="builder='matrix' builds the tree form"):
+        run_online(make_policy("gadget", slot_solver="exact", builder="matrix", form="flow"), inst, horizon=1, seed=0)
