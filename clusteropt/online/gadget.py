@@ -227,7 +227,8 @@ class Gadget:
             "rounding": self.rounding if lp else None,
             "form": self.form if exact or lp else None,
             "solver": solver,
-            "time_limit": self.time_limit if exact else None,
+            # no limit (None or inf) is null: the file stays strict JSON
+            "time_limit": self.time_limit if exact and _limited(self.time_limit) else None,
             "mip_gap": self.mip_gap if exact else None,
             "rounds": self.rounds if paper else None,
             "alpha": self.alpha if paper else None,
@@ -271,6 +272,10 @@ class Gadget:
         return alloc, {"active": problem.jobs.tolist(), **info}
 
 
+def _limited(time_limit: float | None) -> bool:
+    return time_limit is not None and math.isfinite(time_limit)
+
+
 def _exact(policy: Gadget, problem):
     from clusteropt.models.gadget import allocation_from_solution, build_gvne
     from clusteropt.rounding.gadget import slot_gain, use_matrix
@@ -280,7 +285,7 @@ def _exact(policy: Gadget, problem):
     if problem.jobs.size == 0:
         empty = SlotAllocation.empty(inst.n_jobs, inst.cluster.n_servers)
         return empty, {"jobs": 0, "gain": 0.0, "fill_gain": 0.0}
-    limit = policy.time_limit if policy.time_limit is not None and math.isfinite(policy.time_limit) else None
+    limit = policy.time_limit if _limited(policy.time_limit) else None
     t0 = time.perf_counter()
     if use_matrix(problem, policy.form, policy.solver, policy.builder):
         from clusteropt.models.gadget_matrix import allocation_from_matrix, build_gvne_matrix, solve_matrix

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -290,4 +292,13 @@ def test_exact_slot_solver_same_optimum_from_arrays_and_from_pyomo():
         assert a["termination"] == p["termination"] == "OPTIMAL"
         assert a["objective"] == pytest.approx(p["objective"], rel=1e-9, abs=1e-9)
     with pytest.raises(ValueError, match="builder='matrix' builds the tree form"):
-        run_online(make_policy("gadget", slot_solver="exact", builder="matrix", form="flow"), inst, horizon=1, seed=0)
+        pol = make_policy("gadget", slot_solver="exact", builder="matrix", form="flow")
+        run_online(pol, inst, horizon=1, seed=0)
+
+
+def test_exact_without_a_time_limit_is_recorded_as_null():
+    inst = gadget_preset("tiny", jobs=3, seed=0)
+    for limit in (None, float("inf")):
+        run = run_online(make_policy("gadget", slot_solver="exact", time_limit=limit), inst, horizon=2, seed=0)
+        assert run.params["time_limit"] is None
+        json.dumps(run.to_json_dict(inst), allow_nan=False)  # strict JSON
