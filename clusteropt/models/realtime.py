@@ -5,6 +5,10 @@
     ``sum_{i in D} Q_i * 1{|J_i| != 0} * prod_{j: J_ij = 1} P_ij``, a weighted set packing
     (NP-hard, Lemma 8).  ``x_i = 1`` runs application i's job; each worker takes at most one task.
 
+``PersistentMaxWeight``
+    The same ILP as one live HiGHS model per run, its costs, bounds and coefficients changed in
+    place each frame instead of a Pyomo model built and handed over every frame.
+
 ``build_region_lp``
     Beyond the paper (which estimates ``R_max`` by simulation, Sec. IV): the maximum feasibility
     region is exactly the set of rates of *stationary randomized* policies (Lemma 16: one exists
@@ -30,6 +34,8 @@ from clusteropt.instances.realtime import MAX_STATES, RealtimeInstance
 from clusteropt.models.registry import ModelSpec, register_model
 
 __all__ = [
+    "FrameDecision",
+    "PersistentMaxWeight",
     "RegionData",
     "build_max_weight_ilp",
     "build_region_lp",
@@ -74,16 +80,7 @@ def build_max_weight_ilp(queues, jobs, success) -> pyo.ConcreteModel:
     >>> res.values["x"].round().tolist(), round(res.objective, 4)
     ([0.0, 1.0], 0.3645)
     """
-    q = np.asarray(queues, dtype=float)
-    job = np.asarray(jobs).astype(bool)
-    p = np.asarray(success, dtype=float)
-    if job.ndim != 2 or p.shape != job.shape or q.shape != (job.shape[0],):
-        raise ValueError(f"shapes: queues {q.shape}, jobs {job.shape}, success {p.shape}; "
-                         "expected (N,), (N, M), (N, M)")
-    if (q < 0).any():
-        i = int(np.flatnonzero(q < 0)[0])
-        raise ValueError(f"queues[{i}] = {q[i]}; expected >= 0")
-    weight = q * np.where(job, p, 1.0).prod(axis=1) * job.any(axis=1)
+    q, job, weight = _frame_weights(queues, jobs, success)
     apps = np.flatnonzero(job.any(axis=1)).tolist()
     m = pyo.ConcreteModel(name="realtime_max_weight")
     m.A = pyo.Set(initialize=apps, ordered=True, doc="i: applications that generated a job, |J_i(t)| != 0")
@@ -101,6 +98,141 @@ def build_max_weight_ilp(queues, jobs, success) -> pyo.ConcreteModel:
     m.eq2 = pyo.Objective(expr=sum(m.V[i] * m.x[i] for i in apps), sense=pyo.maximize,
                           doc="Eq. (2): sum_{i in D(t)} Q_i(t) 1{|J_i(t)| != 0} prod P_ij")
     return m
+
+
+def _frame_weights(queues, jobs, success) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Checked ``(Q, J, weight)`` of one frame: ``weight_i = Q_i prod_{j: J_ij = 1} P_ij`` where
+    ``|J_i| != 0``, else 0 (the terms of Eq. (2)).
+    """
+    q = np.asarray(queues, dtype=float)
+    job = np.asarray(jobs).astype(bool)
+    p = np.asarray(success, dtype=float)
+    if job.ndim != 2 or p.shape != job.shape or q.shape != (job.shape[0],):
+        raise ValueError(f"shapes: queues {q.shape}, jobs {job.shape}, success {p.shape}; "
+                         "expected (N,), (N, M), (N, M)")
+    if (q < 0).any():
+        i = int(np.flatnonzero(q < 0)[0])
+        raise ValueError(f"queues[{i}] = {q[i]}; expected >= 0")
+    return q, job, q * np.where(job, p, 1.0).prod(axis=1) * job.any(axis=1)
+
+
+@dataclasses.dataclass(frozen=True)
+class FrameDecision:
+    """One frame's solve by :class:`PersistentMaxWeight`.
+
+    Attributes
+    ----------
+    value : float
+        Eq. (2) of ``chosen`` (HiGHS's objective).
+    chosen : list of int
+        The applications whose jobs run (``x_i = 1``), ascending.
+    changes : int
+        Costs, bounds and coefficients changed in the live model for this frame.
+    change_seconds, solve_seconds : float
+        The hand-off (those changes) and HiGHS's run.
+    """
+
+    value: float
+    chosen: list[int]
+    changes: int
+    change_seconds: float
+    solve_seconds: float
+
+
+class PersistentMaxWeight:
+    """Alg. 1 line 6 as *one* live HiGHS model for a whole run, changed in place every frame.
+
+    The model of :func:`build_max_weight_ilp` with a structure that does not depend on the frame:
+    a binary ``x_i`` for every application (upper bound 0 when it has no job this frame, cost
+    its Eq. (2) weight otherwise) and a row ``sum_i J_ij x_i <= 1`` for every worker ``j``, whose
+    coefficients follow ``J(t)`` (:meth:`highspy.Highs.changeCoeff`; a coefficient set to 0
+    leaves the matrix).  The rows of workers with fewer than two jobs, which the Pyomo model
+    leaves out, are implied by ``x <= 1``, so both models have the same feasible sets and the
+    same optimum (tested frame by frame).  Each frame changes only the costs, bounds and
+    coefficients that differ from the previous frame's and re-runs HiGHS (the MIP search starts
+    afresh: HiGHS keeps no MIP state across changes).
+
+    Parameters
+    ----------
+    n_apps, n_workers : int
+        ``N`` and ``M``.
+    mip_gap : float
+        HiGHS's ``mip_rel_gap`` (default 0: every frame proved optimal, as Alg. 1 needs an exact
+        maximizer).
+
+    Examples
+    --------
+    Example 6 of the paper (two jobs sharing W_2): the second job is worth more.
+
+    >>> ilp = PersistentMaxWeight(2, 4)
+    >>> d = ilp.solve([0.48, 0.5], [[1, 1, 0, 0], [0, 1, 1, 1]], [[0.8] * 4, [0.9] * 4])
+    >>> round(d.value, 4), d.chosen
+    (0.3645, [1])
+    >>> ilp.solve([0.48, 0.5], [[1, 1, 0, 0], [0, 0, 1, 1]], [[0.8] * 4, [0.9] * 4]).chosen  # no conflict
+    [0, 1]
+    """
+
+    def __init__(self, n_apps: int, n_workers: int, *, mip_gap: float = 0.0):
+        import highspy
+
+        self.n_apps, self.n_workers = int(n_apps), int(n_workers)
+        if self.n_apps < 1 or self.n_workers < 1:
+            raise ValueError(f"n_apps = {n_apps}, n_workers = {n_workers}; expected >= 1 each")
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("mip_rel_gap", float(mip_gap))
+        n, m = self.n_apps, self.n_workers
+        h.addVars(n, np.zeros(n), np.zeros(n))
+        h.changeColsIntegrality(n, np.arange(n, dtype=np.int32), np.full(n, highspy.HighsVarType.kInteger))
+        h.addRows(m, np.full(m, -highspy.kHighsInf), np.ones(m), 0, np.zeros(m + 1, dtype=np.int32),
+                  np.zeros(0, dtype=np.int32), np.zeros(0))
+        h.changeObjectiveSense(highspy.ObjSense.kMaximize)
+        self.highs = h
+        self._job = np.zeros((n, m), dtype=bool)
+        self._cost = np.zeros(n)
+        self._upper = np.zeros(n)
+
+    def solve(self, queues, jobs, success) -> FrameDecision:
+        """Solve one frame (the arguments of :func:`build_max_weight_ilp`).
+
+        Raises
+        ------
+        ValueError
+            Shapes other than ``(N,)``, ``(N, M)``, ``(N, M)`` of this model, or a negative queue.
+        RuntimeError
+            HiGHS does not prove the frame optimal (within ``mip_gap``).
+        """
+        import time
+
+        import highspy
+
+        _, job, weight = _frame_weights(queues, jobs, success)
+        if job.shape != (self.n_apps, self.n_workers):
+            raise ValueError(f"jobs: shape {job.shape}; expected ({self.n_apps}, {self.n_workers}) of this model")
+        h = self.highs
+        t0 = time.perf_counter()
+        upper = job.any(axis=1).astype(float)
+        changes = 0
+        idx = np.flatnonzero(weight != self._cost).astype(np.int32)
+        if idx.size:
+            h.changeColsCost(int(idx.size), idx, weight[idx])
+            changes += int(idx.size)
+        idx = np.flatnonzero(upper != self._upper).astype(np.int32)
+        if idx.size:
+            h.changeColsBounds(int(idx.size), idx, np.zeros(idx.size), upper[idx])
+            changes += int(idx.size)
+        for i, j in np.argwhere(job != self._job).tolist():
+            h.changeCoeff(j, i, 1.0 if job[i, j] else 0.0)
+            changes += 1
+        self._job, self._cost, self._upper = job.copy(), weight, upper
+        t1 = time.perf_counter()
+        h.run()
+        t2 = time.perf_counter()
+        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            raise RuntimeError(f"max-weight ILP: HiGHS stopped with {h.modelStatusToString(h.getModelStatus())}")
+        x = np.asarray(h.getSolution().col_value)
+        chosen = np.flatnonzero(x > 0.5).tolist()
+        return FrameDecision(float(weight[chosen].sum()), chosen, changes, t1 - t0, t2 - t1)
 
 
 def maximal_packings(masks) -> list[tuple[int, ...]]:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -44,6 +44,9 @@ from clusteropt.algorithms.realtime import (
 )
 from clusteropt.instances.realtime import RealtimeInstance
 from clusteropt.online.driver import register_environment
+
+if TYPE_CHECKING:
+    from clusteropt.models.realtime import PersistentMaxWeight
 
 __all__ = [
     "POLICIES",
@@ -270,12 +273,16 @@ class MaxWeight(_QueuePolicy):
         Default: the instance's.
     method : {"auto", "search", "ilp"}
         ``"search"``: :func:`~clusteropt.algorithms.realtime.max_weight_packing` (branch and bound);
-        ``"ilp"``: :func:`~clusteropt.models.realtime.build_max_weight_ilp` solved by ``solver``
-        each frame (a non-optimal solve raises); ``"auto"``: the search while a frame has at most
-        :data:`SEARCH_MAX_JOBS` jobs of positive weight, else the ILP.  Both are exact and are
-        tested to reach the same value.
+        ``"ilp"``: the ILP of Eq. (2) each frame (a non-optimal solve raises); ``"auto"``: the
+        search while a frame has at most :data:`SEARCH_MAX_JOBS` jobs of positive weight, else the
+        ILP.  Both are exact and are tested to reach the same value.
     solver : str
         For the ILP.
+    builder : {"auto", "matrix", "pyomo"}
+        The ILP's route: ``"matrix"``, one live HiGHS model for the run changed in place each
+        frame (:class:`~clusteropt.models.realtime.PersistentMaxWeight`, HiGHS only);
+        ``"pyomo"``, :func:`~clusteropt.models.realtime.build_max_weight_ilp` built and solved by
+        ``solver`` every frame; ``"auto"`` (default): ``"matrix"`` when the solver is HiGHS.
     fill : bool
         Add zero-weight jobs that still fit (see ``max_weight_packing``).
     """
@@ -283,18 +290,26 @@ class MaxWeight(_QueuePolicy):
     name = "max-weight"
 
     def __init__(self, requirement=None, *, method: str = "auto", solver: str = "highs", fill: bool = True,
-                 record_queues: bool = True):
+                 record_queues: bool = True, builder: str = "auto"):
         super().__init__(requirement, record_queues=record_queues)
         if method not in ("auto", "search", "ilp"):
             raise ValueError(f"method = {method!r}; expected auto, search or ilp")
+        if builder not in ("auto", "matrix", "pyomo"):
+            raise ValueError(f"builder = {builder!r}; expected auto, matrix or pyomo")
+        if builder == "matrix" and solver != "highs":
+            raise ValueError(f"builder = 'matrix' keeps a HiGHS model; solver = {solver!r} needs builder 'pyomo'")
         self.method = method
         self.solver = solver
         self.fill = fill
+        self.builder = builder
 
     def reset(self, instance, rng=None) -> None:
-        """Queues to zero; ``ilp_frames_`` counts the frames decided by the ILP."""
+        """Queues to zero; ``ilp_frames_`` counts the frames decided by the ILP; the live HiGHS
+        model of the ``"matrix"`` route is made at the first ILP frame.
+        """
         super().reset(instance, rng)
         self.ilp_frames_ = 0
+        self.persistent_: PersistentMaxWeight | None = None
 
     def choose(self, weights, obs) -> list[int]:
         """An exact maximizer of Eq. (2) by search or ILP (``method``)."""
@@ -305,15 +320,21 @@ class MaxWeight(_QueuePolicy):
         return self._ilp(weights, obs)
 
     def _ilp(self, weights, obs) -> list[int]:
-        from clusteropt.models.realtime import build_max_weight_ilp
+        from clusteropt.models.realtime import PersistentMaxWeight, build_max_weight_ilp
         from clusteropt.solvers import solve
 
-        model = build_max_weight_ilp(self.queues_, obs.jobs, self.instance_.success)
         chosen: list[int] = []
-        if len(model.A):
-            res = solve(model, self.solver)          # raises NotOptimalError unless optimal
-            x = res.values["x"].reshape(-1)
-            chosen = [i for i, v in zip(list(model.A), x.tolist(), strict=True) if v > 0.5]
+        if self.builder == "matrix" or (self.builder == "auto" and self.solver == "highs"):
+            if self.persistent_ is None:
+                self.persistent_ = PersistentMaxWeight(*self.instance_.success.shape)
+            ilp = self.persistent_
+            chosen = ilp.solve(self.queues_, obs.jobs, self.instance_.success).chosen
+        else:
+            model = build_max_weight_ilp(self.queues_, obs.jobs, self.instance_.success)
+            if len(model.A):
+                res = solve(model, self.solver)          # raises NotOptimalError unless optimal
+                x = res.values["x"].reshape(-1)
+                chosen = [i for i, v in zip(list(model.A), x.tolist(), strict=True) if v > 0.5]
         return fill_zero_weight(chosen, weights, obs.masks) if self.fill else sorted(chosen)
 
 

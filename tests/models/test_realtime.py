@@ -11,7 +11,13 @@ import pytest
 from clusteropt.algorithms.realtime import frame_masks, max_weight_packing
 from clusteropt.instances import RealtimeInstance, random_realtime, realtime_preset
 from clusteropt.models import get_model
-from clusteropt.models.realtime import build_max_weight_ilp, build_region_lp, maximal_packings, region_data
+from clusteropt.models.realtime import (
+    PersistentMaxWeight,
+    build_max_weight_ilp,
+    build_region_lp,
+    maximal_packings,
+    region_data,
+)
 from clusteropt.solvers import solve, solve_file, write_model
 
 
@@ -116,6 +122,41 @@ def test_region_lp_refuses_too_many_states():
         build_region_lp(realtime_preset("fig5", n=10))
     with pytest.raises(ValueError, match="slack"):
         build_region_lp(realtime_preset("fig3"), slack=-1)
+
+
+@pytest.mark.parametrize(("n", "m", "density"), [(6, 4, 0.5), (10, 10, 0.3), (3, 7, 0.8), (1, 1, 0.5)])
+def test_one_live_model_equals_the_pyomo_ilp_and_the_search_frame_after_frame(n, m, density):
+    # issue 22: the persistent model, changed in place over a sequence of frames, against a fresh
+    # Pyomo model and the exact search on every frame (shared workers, lone workers, empty frames)
+    rng = np.random.default_rng(n * 100 + m)
+    p = rng.uniform(0.5, 1.0, (n, m))
+    live = PersistentMaxWeight(n, m)
+    changed = 0
+    for frame in range(30):
+        jobs = rng.random((n, m)) < (0.0 if frame == 7 else density)
+        q = rng.exponential(1.0, n) * (rng.random(n) < 0.9)  # some zero queues
+        d = live.solve(q, jobs, p)
+        changed += d.changes
+        weights = q * np.where(jobs, p, 1.0).prod(axis=1) * jobs.any(axis=1)
+        value, _ = max_weight_packing(weights, frame_masks(jobs).tolist())
+        assert d.value == pytest.approx(value, rel=1e-7, abs=1e-9)
+        assert d.value == pytest.approx(float(weights[d.chosen].sum()), rel=1e-12, abs=1e-12)
+        assert (jobs[d.chosen].sum(axis=0) <= 1).all()  # interference-free
+        assert all(jobs[i].any() for i in d.chosen)  # only applications with a job run
+        model = build_max_weight_ilp(q, jobs, p)
+        if len(model.A):
+            assert solve(model, "highs").objective == pytest.approx(d.value, rel=1e-7, abs=1e-9)
+    assert changed > 0
+
+
+def test_live_model_refuses_other_shapes_and_bad_queues():
+    live = PersistentMaxWeight(2, 3)
+    with pytest.raises(ValueError, match=r"jobs: shape \(3, 3\); expected \(2, 3\)"):
+        live.solve([1.0] * 3, np.ones((3, 3)), np.ones((3, 3)))
+    with pytest.raises(ValueError, match=r"queues\[1\] = -2.0"):
+        live.solve([1.0, -2.0], np.ones((2, 3)), np.ones((2, 3)))
+    with pytest.raises(ValueError, match="n_apps = 0"):
+        PersistentMaxWeight(0, 3)
 
 
 def test_ilp_rejects_bad_shapes():

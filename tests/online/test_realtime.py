@@ -72,6 +72,26 @@ def test_ilp_and_search_reach_the_same_value_each_frame():
     check_realtime_run(inst, ilp).raise_if_infeasible()
 
 
+def test_ilp_routes_make_the_same_run():
+    # the live HiGHS model (default with HiGHS) and a Pyomo model per frame: the same Eq. (2) value
+    # each frame and here (no ties) the same decisions, hence the same run; both verified
+    inst = random_realtime(6, 5, seed=3).with_requirement(np.full(6, 0.12))
+    runs = {b: run_online(MaxWeight(method="ilp", builder=b), inst, horizon=80, seed=2)
+            for b in ("matrix", "pyomo")}
+    comp = inst.completion_probability(runs["matrix"].jobs)
+    for t in range(80):
+        values = [packing_value(r.queues[t] * comp[t], np.flatnonzero(r.decisions[t]).tolist())
+                  for r in runs.values()]
+        assert values[0] == pytest.approx(values[1], rel=1e-9, abs=1e-12)
+    assert np.array_equal(runs["matrix"].decisions, runs["pyomo"].decisions)
+    for run in runs.values():
+        check_realtime_run(inst, run).raise_if_infeasible()
+    with pytest.raises(ValueError, match="builder = 'matrix' keeps a HiGHS model"):
+        MaxWeight(method="ilp", builder="matrix", solver="scip")
+    with pytest.raises(ValueError, match="builder = 'arrays'"):
+        MaxWeight(builder="arrays")
+
+
 def test_auto_uses_the_ilp_above_the_search_limit(monkeypatch):
     import clusteropt.online.realtime as rt
 
