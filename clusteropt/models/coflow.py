@@ -487,6 +487,7 @@ def cos_lower_bound(
     purge_after: int | None = PURGE_AFTER,
     initial: str = "singletons+full",
     progress: bool = False,
+    builder: str = "auto",
 ) -> tuple[float, np.ndarray, RowGenResult]:
     """The slides' LP lower bound on ``sum_j w_j C_j``, solved by row generation (coflow.md B8).
 
@@ -501,6 +502,12 @@ def cos_lower_bound(
         :data:`PER_MACHINE`.
     initial : str
         Starting rows (:func:`build_cos_lp`).
+    builder : {"auto", "matrix", "pyomo"}
+        ``"matrix"``: the loop on one live HiGHS model, cuts added and purged as arrays
+        (:func:`clusteropt.models.coflow_matrix.cos_lower_bound_matrix`; the same LP and rules);
+        ``"pyomo"``: the model of :func:`build_cos_lp` through
+        :func:`~clusteropt.solvers.rowgen.row_generation`; ``"auto"`` (default): ``"matrix"`` with
+        HiGHS and ``persistent=True``, else ``"pyomo"``.
 
     Returns
     -------
@@ -530,6 +537,16 @@ def cos_lower_bound(
     """
     from clusteropt.solvers.rowgen import row_generation
 
+    if builder not in ("auto", "matrix", "pyomo"):
+        raise ValueError(f"builder = {builder!r}; expected 'auto', 'matrix' or 'pyomo'")
+    if builder == "matrix" and solver != "highs":
+        raise ValueError(f"builder = 'matrix' keeps a HiGHS model; solver = {solver!r} needs builder 'pyomo'")
+    if builder == "matrix" or (builder == "auto" and solver == "highs" and persistent):
+        from clusteropt.models.coflow_matrix import cos_lower_bound_matrix
+
+        return cos_lower_bound_matrix(inst, tol=tol, max_rounds=max_rounds, per_machine=per_machine,
+                                      time_limit=time_limit, purge_after=purge_after, initial=initial,
+                                      progress=progress)
     t0 = time.perf_counter()
     model = build_cos_lp(inst, initial=initial)
     build_s = time.perf_counter() - t0

@@ -9,7 +9,7 @@ hand instances whose optimum is worked out in the comments:
   without release times; single-machine closed forms (the LP is exact there);
 * the separation finds the known violated set of a hand example and the most violated subset
   found by brute force;
-* the 526 x 300 size of the paper's Facebook trace runs in seconds (times printed).
+* the 526 x 300 size of the paper's Facebook trace converges (times printed, not asserted).
 """
 
 from __future__ import annotations
@@ -462,9 +462,8 @@ def test_cos_lp_at_526_jobs_300_machines(capsys):
     cos = trace_sized_cos()
     m = build_cos_lp(cos)
     assert len(m.C) == 526
-    bound, C, rg, total = run_and_report(cos, capsys)
-    assert rg.converged
-    assert total < 60.0
+    bound, C, rg, _ = run_and_report(cos, capsys)
+    assert rg.converged  # its time is printed, and measured in benchmarks.coflow_scale: no wall-clock assert
     assert bound == pytest.approx(float(cos.weight @ C), rel=REL)
     # a point check of the final LP: the separation finds nothing on any machine
     assert separate_parallel_inequalities(cos, C).n_cuts == 0
