@@ -456,8 +456,16 @@ def _solve_linear(model, solver: str, time_limit, mip_gap):
     return solve(model, solver, time_limit=time_limit, mip_gap=mip_gap, raise_on_nonoptimal=False)
 
 
+def _use_arrays(solver: str, builder: str) -> bool:
+    if builder not in ("auto", "matrix", "pyomo"):
+        raise ValueError(f"builder = {builder!r}; expected 'auto', 'matrix' or 'pyomo'")
+    if builder == "matrix" and solver != "highs":
+        raise ValueError(f"builder = 'matrix' hands arrays to HiGHS; solver = {solver!r} needs builder 'pyomo'")
+    return builder == "matrix" or (builder == "auto" and solver == "highs")
+
+
 def broker_offline_optimum(inst: BrokerInstance, *, time_limit: float | None = None, solver: str = "highs",
-                           price_form: str = "tight", mip_gap: float | None = 0.0):
+                           price_form: str = "tight", mip_gap: float | None = 0.0, builder: str = "auto"):
     """Solve the offline MILP (8) over slots ``1 .. T``: ``(value, schedule, result)``.
 
     ``value`` is the objective (8) of the solution found, ``schedule`` its integral
@@ -467,6 +475,9 @@ def broker_offline_optimum(inst: BrokerInstance, *, time_limit: float | None = N
     the model through its matrix.  ``mip_gap`` defaults to 0 (an optimum to compare online
     policies with).  A solve stopped by ``time_limit`` with an incumbent returns it with a
     warning: check ``result.is_optimal``; ``result.bound`` is then the proven lower bound.
+    ``builder``: ``"matrix"`` builds (8) as arrays (:mod:`clusteropt.models.broker_matrix`, the
+    same model, tested row by row), ``"pyomo"`` builds this module's Pyomo model, ``"auto"``
+    (default) the arrays with HiGHS.
 
     Raises
     ------
@@ -483,35 +494,50 @@ def broker_offline_optimum(inst: BrokerInstance, *, time_limit: float | None = N
     >>> result.termination.name, chk.ok, abs(chk.total_cost - value) < 1e-6 * max(1.0, value)
     ('OPTIMAL', True, True)
     """
-    model = build_broker_milp(inst, price_form=price_form)
-    res = _solve_linear(model, solver, time_limit, mip_gap)
+    if _use_arrays(solver, builder):
+        from clusteropt.models.broker_matrix import build_broker_arrays, schedule_from_arrays, solve_broker_arrays
+
+        lp = build_broker_arrays(inst, price_form=price_form)
+        res, x = solve_broker_arrays(lp, time_limit=time_limit, mip_gap=mip_gap)
+    else:
+        model = build_broker_milp(inst, price_form=price_form)
+        res = _solve_linear(model, solver, time_limit, mip_gap)
     if not res.has_solution:
         raise RuntimeError(f"the broker MILP (8) stopped with {res.termination.name} and no solution "
                            f"({res.raw.get('status')}); raise time_limit")
     if not res.is_optimal:
         log.warning("the broker MILP (8) stopped with %s (objective %s, bound %s, gap %s): returning the "
                     "incumbent", res.termination.name, res.objective, res.bound, res.gap)
-    return float(res.objective), schedule_from_solution(model), res
+    assert res.objective is not None  # it has a solution
+    schedule = schedule_from_arrays(lp, x) if res.backend == "matrix" else schedule_from_solution(model)
+    return float(res.objective), schedule, res
 
 
 def broker_lp_bound(inst: BrokerInstance, *, time_limit: float | None = None, solver: str = "highs",
-                    price_form: str = "tight"):
+                    price_form: str = "tight", builder: str = "auto"):
     """The offline fractional optimum: P_f (9) over slots ``1 .. T``, ``(value, result)``.
 
     ``price_form="tight"`` (default) is the relaxation of the convex-hull form: a lower bound of
     (8) at least as high as the paper's; ``"bigm"`` is the paper's P_f, the denominator of Fig. 5's
-    ratio with the paper's rows (module docstring).  ``result.values`` / the model's variables hold
-    the fractional solution.
+    ratio with the paper's rows (module docstring).  ``result.values`` holds the fractional
+    solution per variable, in the Pyomo model's index order on either route (``builder`` as in
+    :func:`broker_offline_optimum`).
 
     Raises
     ------
     RuntimeError
         The LP was not solved to optimality.
     """
-    model = build_broker_milp(inst, price_form=price_form, relax=True)
-    res = _solve_linear(model, solver, time_limit, None)
+    if _use_arrays(solver, builder):
+        from clusteropt.models.broker_matrix import build_broker_arrays, solve_broker_arrays
+
+        res, _ = solve_broker_arrays(build_broker_arrays(inst, price_form=price_form, relax=True),
+                                     time_limit=time_limit)
+    else:
+        res = _solve_linear(build_broker_milp(inst, price_form=price_form, relax=True), solver, time_limit, None)
     if not res.is_optimal:
         raise RuntimeError(f"P_f (9) stopped with {res.termination.name} ({res.raw.get('status')})")
+    assert res.objective is not None  # optimal
     return float(res.objective), res
 
 
