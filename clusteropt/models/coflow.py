@@ -60,6 +60,7 @@ __all__ = [
     "build_cos_milp",
     "cos_data",
     "cos_lower_bound",
+    "full_set_rows",
     "parallel_cut_rows",
     "parallel_rhs",
     "separate_parallel_inequalities",
@@ -170,6 +171,24 @@ def parallel_rhs(loads: np.ndarray) -> float:
 # the LP
 
 
+def full_set_rows(loads: np.ndarray):
+    """The full-set parallel inequality of every machine with two or more jobs, divided by ``L_i(S)``:
+    ``(i, jobs S, L_{i,S} / L_i(S), f_i(S) / L_i(S))`` per machine, in machine order (a single job's
+    inequality is implied by its release row).  Shared by :func:`build_cos_lp` and the array loop
+    (:func:`clusteropt.models.coflow_matrix.cos_start_rows`).
+
+    >>> [(i, s.tolist(), c.tolist(), r) for i, s, c, r in full_set_rows(np.array([[1.0, 3.0], [0.0, 2.0]]))]
+    [(0, [0, 1], [0.25, 0.75], 3.25)]
+    """
+    for i in range(loads.shape[0]):
+        jobs = np.flatnonzero(loads[i])
+        if jobs.size < 2:  # a singleton is implied by the release rows
+            continue
+        li = loads[i, jobs]
+        total = float(li.sum())
+        yield i, jobs, li / total, parallel_rhs(li) / total
+
+
 def build_cos_lp(
     inst: ConcurrentOpenShopInstance | CoflowInstance,
     *,
@@ -263,13 +282,8 @@ def build_cos_lp(
 
     full: dict[int, tuple[list, list, float]] = {}
     if initial != "none":
-        for i in range(n_m):
-            jobs = np.flatnonzero(L[i])
-            if jobs.size < 2:  # a singleton is implied by the release rows
-                continue
-            li = L[i, jobs]
-            total = float(li.sum())
-            full[i] = ((li / total).tolist(), [cvars[j] for j in jobs.tolist()], parallel_rhs(li) / total)
+        for i, jobs, coef, rhs in full_set_rows(L):
+            full[i] = (coef.tolist(), [cvars[j] for j in jobs.tolist()], rhs)
     m.parallel_full = pyo.Constraint(
         pyo.Set(initialize=sorted(full), ordered=True, doc="machines with >= 2 jobs"),
         rule=lambda m, i: LinearExpression(linear_coefs=full[i][0], linear_vars=full[i][1]) >= full[i][2],

@@ -41,12 +41,12 @@ from clusteropt.models.coflow import (
     PER_MACHINE,
     PURGE_AFTER,
     cos_data,
-    parallel_rhs,
+    full_set_rows,
     separate_parallel_inequalities,
 )
 from clusteropt.solvers.direct import highs_termination, run_highs
 from clusteropt.solvers.result import NotOptimalError, SolveResult, Termination
-from clusteropt.solvers.rowgen import RowGenResult
+from clusteropt.solvers.rowgen import RowGenResult, check_options, stop_message
 
 __all__ = ["cos_lower_bound_matrix", "cos_start_rows"]
 
@@ -66,22 +66,15 @@ def cos_start_rows(data, initial: str = "singletons+full") -> tuple[sp.csr_array
     if initial not in INITIAL:
         raise ValueError(f"initial = {initial!r}; expected one of {', '.join(INITIAL)}")
     L = data.loads
-    n_m, n = L.shape
+    n = L.shape[1]
     rows, cols, vals = [np.arange(n)], [np.arange(n)], [np.ones(n)]
     lower = [data.release_bound().astype(float)]
     if initial != "none":
-        q = n
-        for i in range(n_m):
-            jobs = np.flatnonzero(L[i])
-            if jobs.size < 2:  # a singleton is implied by the release rows
-                continue
-            li = L[i, jobs]
-            total = float(li.sum())
+        for q, (_, jobs, coef, rhs) in enumerate(full_set_rows(L), start=n):
             rows.append(np.full(jobs.size, q))
             cols.append(jobs)
-            vals.append(li / total)
-            lower.append(np.array([parallel_rhs(li) / total]))
-            q += 1
+            vals.append(coef)
+            lower.append(np.array([rhs]))
     r = np.concatenate(rows)
     lo = np.concatenate(lower)
     A = sp.csr_array((np.concatenate(vals), (r, np.concatenate(cols))), shape=(lo.size, n))
@@ -123,14 +116,7 @@ def cos_lower_bound_matrix(
     """
     from clusteropt.progress import Progress
 
-    if not (tol >= 0 and math.isfinite(tol)):
-        raise ValueError(f"tol = {tol!r}; expected a finite number >= 0")
-    if int(max_rounds) != max_rounds or max_rounds < 1:
-        raise ValueError(f"max_rounds = {max_rounds!r}; expected a positive integer")
-    if time_limit is not None and not (time_limit > 0 and math.isfinite(time_limit)):
-        raise ValueError(f"time_limit = {time_limit!r}; expected a positive number of seconds")
-    if purge_after is not None and (int(purge_after) != purge_after or purge_after < 1):
-        raise ValueError(f"purge_after = {purge_after!r}; expected a positive integer or None")
+    check_options(tol=tol, max_rounds=max_rounds, time_limit=time_limit, purge_after=purge_after)
     t0 = time.perf_counter()
     data = cos_data(inst)
     A, lower = cos_start_rows(data, initial)
@@ -255,13 +241,7 @@ def cos_lower_bound_matrix(
 
     assert last_x is not None
     total = time.perf_counter() - start
-    if status == "converged":
-        message = (f"converged after {rounds} rounds ({sum(per_round)} cuts): objective {last_obj:.10g} is the "
-                   f"optimum of the full LP (no cut violated by more than tol={tol:g} relative)")
-    else:
-        message = (f"stopped ({status}) after {rounds} rounds ({sum(per_round)} cuts) with violated cuts left "
-                   f"(max relative violation {max_violation:.3g}): objective {last_obj:.10g} is a valid lower "
-                   "bound on the full LP's optimum, not its optimum")
+    message = stop_message(status, rounds, sum(per_round), last_obj, tol, max_violation, "minimize")
     result = SolveResult(Termination.OPTIMAL, True, last_obj, last_obj, 0.0, {"C": last_x}, "highs", "matrix",
                          build_s, solve_s, {"status": "Optimal", "route": "matrix"})
     rg = RowGenResult(result=result, status=status, objective=last_obj, sense="minimize", rounds=rounds,

@@ -48,7 +48,7 @@ from clusteropt.solvers.result import NotOptimalError, SolveResult, Termination
 
 log = logging.getLogger(__name__)
 
-__all__ = ["STATUSES", "Cut", "RowGenResult", "row_generation"]
+__all__ = ["STATUSES", "Cut", "RowGenResult", "check_options", "row_generation", "stop_message"]
 
 STATUSES = ("converged", "max_rounds", "time_limit", "stalled")
 """Why :func:`row_generation` stopped.
@@ -290,6 +290,41 @@ def _sense(model) -> str:
     return "maximize" if _objective(model).sense == pyo.maximize else "minimize"
 
 
+def check_options(*, tol: float, max_rounds: int, time_limit: float | None, purge_after: int | None,
+                  max_cuts_per_round: int | None = None) -> None:
+    """Refuse bad options of a row-generation loop (:func:`row_generation` and the array loop of
+    :mod:`clusteropt.models.coflow_matrix`) with a message naming the option.
+    """
+    if not (tol >= 0 and math.isfinite(tol)):
+        raise ValueError(f"tol = {tol!r}; expected a finite number >= 0")
+    if int(max_rounds) != max_rounds or max_rounds < 1:
+        raise ValueError(f"max_rounds = {max_rounds!r}; expected a positive integer")
+    cap = max_cuts_per_round
+    if cap is not None and (int(cap) != cap or cap < 1):
+        raise ValueError(f"max_cuts_per_round = {max_cuts_per_round!r}; expected a positive integer or None")
+    if time_limit is not None and not (time_limit > 0 and math.isfinite(time_limit)):
+        raise ValueError(f"time_limit = {time_limit!r}; expected a positive number of seconds")
+    if purge_after is not None and (int(purge_after) != purge_after or purge_after < 1):
+        raise ValueError(f"purge_after = {purge_after!r}; expected a positive integer or None")
+
+
+def stop_message(status: str, rounds: int, n_cuts: int, objective: float, tol: float, max_violation: float,
+                 sense: str) -> str:
+    """The sentence :attr:`RowGenResult.message` holds: the optimum when converged, else only a bound.
+
+    >>> stop_message("max_rounds", 3, 7, 6.0, 1e-7, 0.02, "minimize")  # doctest: +NORMALIZE_WHITESPACE
+    "stopped (max_rounds) after 3 rounds (7 cuts) with violated cuts left (max relative violation 0.02):
+     objective 6 is a valid lower bound on the full LP's optimum, not its optimum"
+    """
+    if status == "converged":
+        return (f"converged after {rounds} rounds ({n_cuts} cuts): objective {objective:.10g} is the optimum "
+                f"of the full LP (no cut violated by more than tol={tol:g} relative)")
+    side = "lower" if sense == "minimize" else "upper"
+    return (f"stopped ({status}) after {rounds} rounds ({n_cuts} cuts) with violated cuts left (max relative "
+            f"violation {max_violation:.3g}): objective {objective:.10g} is a valid {side} bound on the full "
+            "LP's optimum, not its optimum")
+
+
 def row_generation(
     model,
     separate: Callable[[Any, SolveResult], Iterable[Cut | tuple]],
@@ -380,17 +415,8 @@ def row_generation(
     from clusteropt.solvers.core import solve
     from clusteropt.solvers.persistent import PersistentSolver
 
-    if not (tol >= 0 and math.isfinite(tol)):
-        raise ValueError(f"tol = {tol!r}; expected a finite number >= 0")
-    if int(max_rounds) != max_rounds or max_rounds < 1:
-        raise ValueError(f"max_rounds = {max_rounds!r}; expected a positive integer")
-    cap = max_cuts_per_round
-    if cap is not None and (int(cap) != cap or cap < 1):
-        raise ValueError(f"max_cuts_per_round = {max_cuts_per_round!r}; expected a positive integer or None")
-    if time_limit is not None and not (time_limit > 0 and math.isfinite(time_limit)):
-        raise ValueError(f"time_limit = {time_limit!r}; expected a positive number of seconds")
-    if purge_after is not None and (int(purge_after) != purge_after or purge_after < 1):
-        raise ValueError(f"purge_after = {purge_after!r}; expected a positive integer or None")
+    check_options(tol=tol, max_rounds=max_rounds, time_limit=time_limit, purge_after=purge_after,
+                  max_cuts_per_round=max_cuts_per_round)
 
     start = time.perf_counter()
     cuts_list = _cut_list(model)
@@ -488,18 +514,7 @@ def row_generation(
     assert last is not None
     assert last.objective is not None  # an optimal solve
     total = time.perf_counter() - start
-    side = "lower" if sense == "minimize" else "upper"
-    if status == "converged":
-        message = (
-            f"converged after {rounds} rounds ({sum(per_round)} cuts): objective {last.objective:.10g} "
-            f"is the optimum of the full LP (no cut violated by more than tol={tol:g} relative)"
-        )
-    else:
-        message = (
-            f"stopped ({status}) after {rounds} rounds ({sum(per_round)} cuts) with violated cuts left "
-            f"(max relative violation {max_violation:.3g}): objective {last.objective:.10g} is a valid "
-            f"{side} bound on the full LP's optimum, not its optimum"
-        )
+    message = stop_message(status, rounds, sum(per_round), float(last.objective), tol, max_violation, sense)
     out = RowGenResult(
         result=last,
         status=status,
