@@ -20,7 +20,7 @@ from clusteropt.instances.gadget import (
     k_ary_fat_tree,
     random_gadget,
 )
-from clusteropt.instances.gadget_trace import read_alibaba_jobs, read_philly_jobs
+from clusteropt.instances.gadget_trace import read_alibaba_jobs, read_alibaba_nodes, read_philly_jobs
 from clusteropt.instances.realtime import RealtimeInstance, random_realtime, realtime_preset
 from clusteropt.instances.ring import RingInstance, random_ring
 from clusteropt.instances.worker_placement import (
@@ -54,6 +54,7 @@ __all__ = [
     "random_ring",
     "random_worker_placement",
     "read_alibaba_jobs",
+    "read_alibaba_nodes",
     "read_coflow_benchmark",
     "read_philly_jobs",
     "read_prices_csv",

@@ -12,6 +12,11 @@ Two formats, one job per row (times in seconds):
 
   ``gpu_milli`` is the share of each GPU the pod asks for (1000 = a whole GPU).
 
+and the same trace's **node list** (``openb_node_list_gpu_node.csv``, one server a row), read by
+:func:`read_alibaba_nodes` into a :class:`~clusteropt.instances.gadget.Cluster`::
+
+      sn,cpu_milli,memory_mib,gpu,model
+
 :func:`read_philly_jobs` and :func:`read_alibaba_jobs` turn a file into a
 :class:`~clusteropt.instances.gadget.GadgetInstance`.  **From the trace**: the arrival slot
 ``a_i`` (from the time stamp), the most concurrent workers ``N_i`` (from the GPU count) and the
@@ -58,13 +63,16 @@ from clusteropt.instances.gadget import (
     fat_tree_cluster,
 )
 
-__all__ = ["MAX_GPUS", "MAX_HORIZON", "read_alibaba_jobs", "read_philly_jobs"]
+__all__ = ["MAX_GPUS", "MAX_HORIZON", "read_alibaba_jobs", "read_alibaba_nodes", "read_philly_jobs"]
 
 log = logging.getLogger(__name__)
 
 #: Columns each reader needs (others are allowed and ignored).
 PHILLY_COLUMNS = ("timestamp", "duration", "num_gpus")
 ALIBABA_COLUMNS = ("num_gpu", "gpu_milli", "creation_time", "deletion_time", "scheduled_time")
+ALIBABA_NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
+#: Resources :func:`read_alibaba_nodes` can give a server, and the unit of each.
+NODE_RESOURCES = {"gpu": "GPUs", "cpu": "cores (cpu_milli / 1000)", "memory": "GiB (memory_mib / 1024)"}
 
 #: ``F_i`` range (worker-slots) drawn for a job whose run time the trace does not give.
 _LIMIT_RANGE = (1000, 6000)
@@ -387,6 +395,116 @@ def read_philly_jobs(path: str | Path, *, cluster: Cluster | None = None, slot_s
         jobs.append(_Job(row.lineno, time, workers, duration, _job_name(row)))
     return _build(path, jobs, source="philly", time_column="timestamp", cluster=cluster, slot_seconds=slot_seconds,
                   horizon=horizon, max_jobs=max_jobs, utility=utility, seed=seed)
+
+
+@dataclass(frozen=True)
+class NodeList:
+    """What :func:`read_alibaba_nodes` read besides the cluster: each server's name and GPU model."""
+
+    names: tuple[str, ...]
+    models: tuple[str, ...]
+
+
+def read_alibaba_nodes(path: str | Path, *, rack_size: int = 16, server_bw: float = 100.0,
+                       rack_bw: float = 800.0, resources=("gpu",), skip_gpuless: bool = True,
+                       group_by: str = "model") -> tuple[Cluster, NodeList]:
+    """Read the Alibaba GPU cluster 2023 node list as a GADGET cluster (paper 000's substrate).
+
+    Per node row (``sn,cpu_milli,memory_mib,gpu,model``; other columns are ignored): one server
+    with capacity ``gpu`` GPUs and, when asked for in ``resources``, ``cpu_milli / 1000`` cores
+    and ``memory_mib / 1024`` GiB (:data:`NODE_RESOURCES`).  Nodes without a GPU are skipped when
+    ``skip_gpuless`` (a GADGET worker is one GPU), else kept with capacity 0.
+
+    **The topology is not in the trace** (no racks, no links), so a documented two-level tree is
+    built over the servers, like the paper's Sec. VI-1 cluster
+    (:func:`~clusteropt.instances.gadget.fat_tree_cluster`) but deterministic: servers are
+    grouped by GPU model (``group_by="model"``, the default: a rack holds one model, as clusters
+    are usually built) or in file order (``"file"``), cut into racks of at most ``rack_size``;
+    each server links to its rack switch both ways at ``server_bw`` Gbps, each rack switch to one
+    core switch both ways at ``rack_bw`` Gbps.  Servers are numbered in the order of the racks,
+    within a rack in file order; :class:`NodeList` gives each one's ``sn`` and model, and
+    ``Cluster.rack`` its rack.
+
+    Returns
+    -------
+    (Cluster, NodeList)
+
+    Raises
+    ------
+    TraceError
+        ``<file>:<line>:`` and the field: a header without the five columns or with repeats, a
+        row with another column count, ``gpu`` not a whole number in [0, MAX_GPUS], a negative or
+        non-numeric ``cpu_milli`` / ``memory_mib``, a repeated ``sn``, or no node with a GPU.
+    ValueError
+        ``rack_size`` < 1, a bandwidth not > 0, an unknown resource or ``group_by``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> rows = ["sn,cpu_milli,memory_mib,gpu,model", "a,64000,262144,2,P100", "b,96000,393216,8,G2",
+    ...         "c,8000,1024,0,"]
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     f = pathlib.Path(d) / "nodes.csv"
+    ...     _ = f.write_text(chr(10).join(rows))
+    ...     cluster, nodes = read_alibaba_nodes(f, resources=("gpu", "cpu"))
+    >>> cluster.capacity.tolist(), nodes.models, cluster.n_switches, cluster.is_tree()   # node c has no GPU
+    ([[2.0, 64.0], [8.0, 96.0]], ('P100', 'G2'), 3, True)
+    """
+    path = Path(path)
+    if int(rack_size) != rack_size or rack_size < 1:
+        raise ValueError(f"rack_size = {rack_size!r}; expected a whole number >= 1")
+    for name, bw in (("server_bw", server_bw), ("rack_bw", rack_bw)):
+        if not (math.isfinite(bw) and bw > 0):
+            raise ValueError(f"{name} = {bw!r}; expected a bandwidth > 0 (Gbps)")
+    resources = tuple(resources)
+    unknown = [r for r in resources if r not in NODE_RESOURCES]
+    if unknown or not resources or len(set(resources)) != len(resources):
+        raise ValueError(f"resources = {resources!r}; expected distinct names among {tuple(NODE_RESOURCES)}")
+    if group_by not in ("model", "file"):
+        raise ValueError(f"group_by = {group_by!r}; expected 'model' or 'file'")
+    names: list[str] = []
+    models: list[str] = []
+    caps: list[list[float]] = []
+    seen: dict[str, int] = {}
+    skipped = 0
+    for row in _rows(path, ALIBABA_NODE_COLUMNS, "at least one node row"):
+        sn = row.row["sn"].strip()
+        if sn in seen:
+            raise row.error("sn", sn, f"a node listed once (line {seen[sn]} has it)")
+        seen[sn] = row.lineno
+        gpu = row.count("gpu", minimum=0, maximum=MAX_GPUS, why=f"MAX_GPUS = {MAX_GPUS}")
+        cpu, mem = row.number("cpu_milli"), row.number("memory_mib")
+        assert cpu is not None and mem is not None  # not optional
+        if gpu == 0 and skip_gpuless:
+            skipped += 1
+            continue
+        value = {"gpu": float(gpu), "cpu": cpu / 1000.0, "memory": mem / 1024.0}
+        names.append(sn)
+        models.append(row.row["model"].strip())
+        caps.append([value[r] for r in resources])
+    if not caps:
+        raise TraceError(path, 1, "gpu", "", "at least one node with a GPU (every node has gpu = 0)")
+    if skipped:
+        log.info("%s: %d nodes without a GPU skipped", path, skipped)
+    order = np.arange(len(caps))
+    if group_by == "model":
+        first = {m: k for k, m in reversed(list(enumerate(models)))}  # models in order of first appearance
+        order = np.array(sorted(order.tolist(), key=lambda s: (first[models[s]], s)), dtype=np.int64)
+    groups = [models[s] if group_by == "model" else "" for s in order.tolist()]
+    rack = np.zeros(order.size, dtype=np.int64)
+    k, start = 0, 0
+    for pos in range(1, order.size + 1):
+        if pos == order.size or groups[pos] != groups[start] or pos - start == rack_size:
+            rack[start:pos] = k
+            k, start = k + 1, pos
+    n = order.size
+    links = np.concatenate([np.column_stack([np.arange(n), n + rack]), np.column_stack([n + rack, np.arange(n)]),
+                            np.column_stack([n + np.arange(k), np.full(k, n + k)]),
+                            np.column_stack([np.full(k, n + k), n + np.arange(k)])])
+    bandwidth = np.concatenate([np.full(2 * n, float(server_bw)), np.full(2 * k, float(rack_bw))])
+    cluster = Cluster(capacity=np.asarray(caps, dtype=float)[order], links=links, bandwidth=bandwidth,
+                      n_switches=k + 1, resources=resources, rack=rack)
+    return cluster, NodeList(tuple(names[s] for s in order.tolist()), tuple(models[s] for s in order.tolist()))
 
 
 def read_alibaba_jobs(path: str | Path, *, cluster: Cluster | None = None, slot_seconds: float = 60.0,

@@ -140,7 +140,7 @@ def test_entry_points_take_the_array_route_by_default():
         assert res.backend == ("pyomo" if builder == "pyomo" else "matrix")
         assert check_broker_schedule(inst, schedule).ok
         lp_value, lp_res = broker_lp_bound(inst, builder=builder)
-        assert lp_value <= value + 1e-6
+        assert lp_value <= value + 1e-6 and lp_res.backend == res.backend
     a = broker_offline_optimum(inst)[0]
     assert a == pytest.approx(broker_offline_optimum(inst, builder="pyomo")[0], rel=1e-7)
     with pytest.raises(ValueError, match="builder"):

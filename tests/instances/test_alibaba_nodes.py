@@ -1,0 +1,92 @@
+"""The Alibaba GPU cluster 2023 node list as a GADGET cluster (``read_alibaba_nodes``, issue 22).
+
+Rows in the trace's format (``sn,cpu_milli,memory_mib,gpu,model``), hand-made: capacities per
+resource, GPU-less nodes, racks by model or by file order cut at ``rack_size``, the two-level tree
+and its bandwidths, every malformed row named by line and field; and the node list running
+together with a pod list through Alg. 1, verified.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from clusteropt.instances.coflow_trace import TraceError
+from clusteropt.instances.gadget_trace import read_alibaba_jobs, read_alibaba_nodes
+from clusteropt.online import run_online
+from clusteropt.online.gadget import make_policy
+from clusteropt.verify import check_gadget_schedule
+
+HEAD = "sn,cpu_milli,memory_mib,gpu,model"
+NODES = ["n0,64000,262144,2,P100", "n1,96000,393216,8,G2", "n2,96000,393216,8,G2", "n3,8000,32768,0,",
+         "n4,64000,262144,2,P100", "n5,104000,524288,2,T4", "n6,96000,393216,8,G2"]
+
+
+def nodes(tmp_path: Path, rows: list[str], head: str = HEAD) -> Path:
+    path = tmp_path / "nodes.csv"
+    path.write_text("\n".join([head, *rows]) + "\n")
+    return path
+
+
+def test_capacities_racks_and_tree(tmp_path):
+    cluster, names = read_alibaba_nodes(nodes(tmp_path, NODES), rack_size=2, resources=("gpu", "cpu", "memory"))
+    # by model in order of first appearance (P100, G2, T4), file order inside; n3 has no GPU
+    assert names.names == ("n0", "n4", "n1", "n2", "n6", "n5")
+    assert names.models == ("P100", "P100", "G2", "G2", "G2", "T4")
+    assert cluster.capacity.tolist() == [[2, 64, 256], [2, 64, 256], [8, 96, 384], [8, 96, 384], [8, 96, 384],
+                                         [2, 104, 512]]
+    assert cluster.rack.tolist() == [0, 0, 1, 1, 2, 3]  # G2 cut at rack_size 2
+    assert cluster.resources == ("gpu", "cpu", "memory")
+    n, k = 6, 4
+    assert cluster.n_switches == k + 1 and cluster.is_tree() and cluster.n_links == 2 * n + 2 * k
+    bw = dict(zip(map(tuple, cluster.links.tolist()), cluster.bandwidth.tolist(), strict=True))
+    assert bw[(0, n + 0)] == bw[(n + 0, 0)] == 100.0 and bw[(n + 3, n + k)] == 800.0
+    for r in range(k):  # one model per rack
+        assert len({names.models[s] for s in np.flatnonzero(cluster.rack == r)}) == 1
+
+
+def test_file_order_and_gpuless_nodes(tmp_path, caplog):
+    path = nodes(tmp_path, NODES)
+    cluster, names = read_alibaba_nodes(path, group_by="file", rack_size=3, server_bw=25.0, rack_bw=200.0)
+    assert names.names == ("n0", "n1", "n2", "n4", "n5", "n6") and cluster.rack.tolist() == [0, 0, 0, 1, 1, 1]
+    assert cluster.capacity[:, 0].tolist() == [2, 8, 8, 2, 2, 8] and set(cluster.bandwidth) == {25.0, 200.0}
+    kept, all_names = read_alibaba_nodes(path, skip_gpuless=False, group_by="file", rack_size=100)
+    assert "n3" in all_names.names and kept.n_servers == 7 and kept.n_switches == 2
+
+
+def test_nodes_and_pods_run_together(tmp_path):
+    cluster, _ = read_alibaba_nodes(nodes(tmp_path, NODES), rack_size=2)
+    pods = tmp_path / "pods.csv"
+    head = ("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,"
+            "scheduled_time")
+    rows = [f"p{j},1000,1024,{g},1000,,LS,Succeeded,{60 * j},{60 * j + 600},{60 * j}"
+            for j, g in enumerate([1, 2, 4, 8, 2, 1])]
+    pods.write_text("\n".join([head, *rows]) + "\n")
+    inst = read_alibaba_jobs(pods, cluster=cluster, seed=0)
+    run = run_online(make_policy("gadget"), inst, horizon=inst.horizon, seed=0)
+    check = check_gadget_schedule(inst, run.schedule)
+    assert check.ok and run.worker_slots.sum() > 0
+
+
+@pytest.mark.parametrize(("row", "field", "line"), [
+    ("n9,1000,1024,2.5,P100", "gpu", 3), ("n9,-5,1024,2,P100", "cpu_milli", 3),
+    ("n9,1000,x,2,P100", "memory_mib", 3), ("n0,1000,1024,2,P100", "sn", 3),
+    ("n9,1000,1024,2", "column count", 3)])
+def test_bad_rows_name_line_and_field(tmp_path, row, field, line):
+    with pytest.raises(TraceError, match=rf"nodes.csv:{line}: {field}"):
+        read_alibaba_nodes(nodes(tmp_path, [NODES[0], row]))
+
+
+def test_bad_files_and_options(tmp_path):
+    with pytest.raises(TraceError, match="missing: model"):
+        read_alibaba_nodes(nodes(tmp_path, ["n0,1,1,1"], head="sn,cpu_milli,memory_mib,gpu"))
+    with pytest.raises(TraceError, match="at least one node with a GPU"):
+        read_alibaba_nodes(nodes(tmp_path, ["n3,8000,32768,0,"]))
+    path = nodes(tmp_path, NODES)
+    for kwargs, match in (({"rack_size": 0}, "rack_size"), ({"server_bw": 0.0}, "server_bw"),
+                          ({"rack_bw": float("nan")}, "rack_bw"), ({"resources": ("gpu", "disk")}, "resources"),
+                          ({"resources": ()}, "resources"), ({"group_by": "rack"}, "group_by")):
+        with pytest.raises(ValueError, match=match):
+            read_alibaba_nodes(path, **kwargs)
