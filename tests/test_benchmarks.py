@@ -67,7 +67,14 @@ def test_gadget_slot_quick(tmp_path):
     assert gadget_slot.main(["--quick", "--out", str(tmp_path)]) == 0
     report = json.loads((tmp_path / "gadget_slot.json").read_text())
     case = report["cases"][0]
-    assert set(case["forms"]) == {"tree", "flow"}
+    assert set(case["forms"]) == {"tree", "flow", "tree-arrays"}
+    forms = case["forms"]
+    # the array route builds the tree form: the same size, and the same optimum when both prove it
+    assert forms["tree-arrays"]["variables"] == forms["tree"]["variables"]
+    if forms["tree"]["termination"] == forms["tree-arrays"]["termination"] == "OPTIMAL":
+        assert abs(forms["tree"]["objective"] - forms["tree-arrays"]["objective"]) <= 1e-6 * max(
+            1.0, abs(forms["tree"]["objective"]))
+    assert all(f["overhead_over_solve"] >= 0 for f in forms.values())
     assert case["greedy"]["objective"] <= case["bound"] + 1e-6
     assert "greedy / best bound" in (tmp_path / "gadget_slot.md").read_text()
 
@@ -155,3 +162,31 @@ def test_gadget_warm_quick(tmp_path):
     assert report["lp_values_equal"] and report["runs"]["warm"]["select_warm_slots"] > 0
     assert report["runs"]["cold"]["select_warm_slots"] == 0
     assert "warm slots" in (tmp_path / "gadget_warm.md").read_text()
+
+
+def test_session_benchmarks_quick(tmp_path):
+    """The quick modes of the benchmarks that compare two routes or bound an optimum: they run, write
+    their files, and check their own agreement (each raises when its routes disagree)."""
+    from benchmarks import (
+        broker_arrays,
+        broker_integrality_gap,
+        coflow_lp_routes,
+        realtime_ilp,
+        ring_dynamic_bracket,
+        ring_phases,
+    )
+
+    for module in (broker_arrays, coflow_lp_routes, realtime_ilp, ring_phases, broker_integrality_gap):
+        assert module.main(["--quick", "--out", str(tmp_path)]) == 0
+        assert (tmp_path / f"{module.NAME}.md").is_file()
+    coflow = json.loads((tmp_path / "coflow_lp_routes.json").read_text())["cases"][0]["routes"]
+    assert coflow["pyomo"]["rounds"] == coflow["matrix"]["rounds"]
+    broker = json.loads((tmp_path / "broker_arrays.json").read_text())["cases"]
+    assert all(c["routes"]["arrays"]["overhead_over_solve"] >= 0 for c in broker)
+    gap = json.loads((tmp_path / "broker_integrality_gap.json").read_text())
+    assert all(r["opt_over_pf_mean"] >= 1 - 1e-9 for r in gap["sizes"])
+    assert ring_dynamic_bracket.main(["--quick", "--out", str(tmp_path)]) == 0
+    bracket = json.loads((tmp_path / "ring_dynamic_bracket.json").read_text())
+    assert all(b["lb"] <= b["ub"] + 1e-9 for b in bracket["instances"])
+    assert all(b["opt_dynamic"] is None or b["lb"] <= b["opt_dynamic"] + 1e-9 <= b["arc"] + 2e-9
+               for b in bracket["instances"])
