@@ -172,6 +172,16 @@ class MatrixLP:
         return dict(zip(block.keys(), vals.tolist(), strict=True))
 
 
+def _keys(blocks, n: int) -> list[tuple]:
+    """``(component, index tuple)`` of every position (column or row): its name across LPs."""
+    out: list[tuple] = [()] * n
+    for b in blocks:
+        for key, pos in zip(b.keys(), b.positions.tolist(), strict=True):
+            if pos >= 0:
+                out[pos] = (b.name, key)
+    return out
+
+
 def _names(blocks, n: int) -> list[str]:
     out = [""] * n
     for b in blocks:
@@ -648,7 +658,8 @@ def solve_matrix(lp: MatrixLP, *, options=None, time_limit: float | None = None,
     (None without a solution).  With ``warm`` (a :class:`~clusteropt.solvers.direct.WarmHighs`
     kept across an online run's slots) an LP with the previous one's structure is re-solved from
     its basis after changing costs and bounds (the hand-off is then those changes); otherwise a
-    fresh model is built.
+    fresh model is built and started from the previous basis matched by the Pyomo names of the
+    columns and rows (``raw["warm_kind"]``: ``"warm"``, ``"mapped"`` or ``"cold"``).
     Raises :class:`NotOptimalError` unless optimal, unless ``raise_on_nonoptimal=False``.
     """
     warmed = False
@@ -663,7 +674,8 @@ def solve_matrix(lp: MatrixLP, *, options=None, time_limit: float | None = None,
     else:
         h, pass_s, run_s, warmed = warm.solve(lp.cost, lp.col_lower, lp.col_upper, lp.a, lp.row_lower,
                                               lp.row_upper, maximize=lp.maximize, options=options,
-                                              time_limit=time_limit)
+                                              time_limit=time_limit, col_keys=_keys(lp.col_blocks, lp.n_cols),
+                                              row_keys=_keys(lp.row_blocks, lp.n_rows))
     term, status = highs_termination(h)
     info = h.getInfo()
     has_solution = info.primal_solution_status == 2  # kSolutionStatusFeasible
@@ -678,7 +690,8 @@ def solve_matrix(lp: MatrixLP, *, options=None, time_limit: float | None = None,
     result = SolveResult(termination=term, has_solution=has_solution, objective=objective, bound=bound, gap=gap,
                          values=lp.values(x) if has_solution else {}, solver="highs", backend="matrix",
                          build_seconds=pass_s, solve_seconds=run_s,
-                         raw={"status": status, "route": "matrix", "warm": warmed})
+                         raw={"status": status, "route": "matrix", "warm": warmed,
+                              "warm_kind": "cold" if warm is None else warm.last_kind})
     if raise_on_nonoptimal and term is not Termination.OPTIMAL:
         raise NotOptimalError(f"HiGHS (matrix) stopped with {term.name} ({status}) on model {lp.name!r}", result)
     return result, x

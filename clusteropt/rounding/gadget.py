@@ -499,7 +499,9 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
     difference), ``rounding``, ``capacity_violations`` and ``max_load_ratio`` (:func:`overload` of
     the allocation returned); with ``rounding="paper"`` also ``accepted``, ``draws`` (made),
     ``beta``, ``gamma``, ``epsilon`` and ``invalid_dropped``; ``select_warm`` and ``embed_warm``
-    (whether each LP was re-solved warm).
+    (whether each LP started from a held basis), ``select_start`` and ``embed_start`` (``"warm"``:
+    the same structure, costs and bounds changed; ``"mapped"``: a new structure started from the
+    held basis matched by name; ``"cold"``).
     """
     from clusteropt.models.gadget_embedding import build_embedding_lp, decompose_embedding
 
@@ -582,5 +584,7 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
         "seconds": t5 - t0,
         "select_warm": bool(res1 is not None and res1.raw.get("warm")),
         "embed_warm": bool(res2 is not None and res2.raw.get("warm")),
+        "select_start": "cold" if res1 is None else res1.raw.get("warm_kind", "cold"),
+        "embed_start": "cold" if res2 is None else res2.raw.get("warm_kind", "cold"),
     })
     return alloc, info

@@ -49,7 +49,7 @@ _STATUS = {
 
 def run_highs(cost, col_lower, col_upper, a, row_lower, row_upper, *, maximize: bool, offset: float = 0.0,
               integer=None, options=None, time_limit: float | None = None, mip_gap: float | None = None,
-              threads: int | None = None) -> tuple[highspy.Highs, float, float]:
+              threads: int | None = None, run: bool = True) -> tuple[highspy.Highs, float, float]:
     """Hand an LP / MILP given as arrays to a fresh, silent :class:`highspy.Highs` and run it.
 
     ``a`` is a scipy sparse matrix (rows x columns; passed column-wise, canonical); bounds use
@@ -58,6 +58,7 @@ def run_highs(cost, col_lower, col_upper, a, row_lower, row_upper, *, maximize: 
     ``Highs.passModel``'s array form, one copy each.
 
     Returns ``(highs, pass_seconds, run_seconds)``.  An option HiGHS rejects raises ``ValueError``.
+    ``run=False`` only passes the model (``run_seconds`` 0), e.g. to set a starting basis first.
     """
     t0 = time.perf_counter()
     h = highspy.Highs()
@@ -95,9 +96,32 @@ def run_highs(cost, col_lower, col_upper, a, row_lower, row_upper, *, maximize: 
     if status == highspy.HighsStatus.kError:
         raise ValueError(f"HiGHS rejected the model ({n} columns, {m} rows): passModel returned kError")
     t1 = time.perf_counter()
+    if not run:
+        return h, t1 - t0, 0.0
     h.run()
     t2 = time.perf_counter()
     return h, t1 - t0, t2 - t1
+
+
+def mapped_basis(old: highspy.HighsBasis, old_cols, old_rows, new_cols, new_rows, col_lower) -> highspy.HighsBasis:
+    """A starting basis for a new LP from the optimal basis of an old one, matched by key.
+
+    A column or row whose key the old LP had keeps its old status; a new column starts nonbasic
+    at its lower bound (``kZero`` when it has none), a new row with its slack basic.  The counts
+    need not add up (a column or row left out removes its status), so the basis is marked
+    *alien*: HiGHS completes it to a valid basis before its simplex starts.
+    """
+    col_at = {k: i for i, k in enumerate(old_cols)}
+    row_at = {k: i for i, k in enumerate(old_rows)}
+    lower_status = [highspy.HighsBasisStatus.kLower if math.isfinite(lo) else highspy.HighsBasisStatus.kZero
+                    for lo in np.asarray(col_lower, dtype=float).tolist()]
+    old_col, old_row = list(old.col_status), list(old.row_status)
+    basis = highspy.HighsBasis()
+    basis.col_status = [old_col[col_at[k]] if k in col_at else lower_status[j] for j, k in enumerate(new_cols)]
+    basis.row_status = [old_row[row_at[k]] if k in row_at else highspy.HighsBasisStatus.kBasic for k in new_rows]
+    basis.alien = True
+    basis.valid = True
+    return basis
 
 
 class WarmHighs:
@@ -128,15 +152,26 @@ class WarmHighs:
         self.highs: highspy.Highs | None = None
         self._key: tuple | None = None
         self._arrays: tuple[np.ndarray, ...] = ()
+        self._labels: tuple[list, list] | None = None
         self.warm_solves = 0
         self.cold_solves = 0
+        self.mapped_solves = 0
+        #: How the last LP was solved: ``"warm"`` (same structure), ``"mapped"`` (a new structure
+        #: started from the held basis matched by key) or ``"cold"``.
+        self.last_kind = "cold"
 
     def solve(self, cost, col_lower, col_upper, a, row_lower, row_upper, *, maximize: bool, options=None,
-              time_limit: float | None = None) -> tuple[highspy.Highs, float, float, bool]:
-        """Solve the LP warm when its structure is the held one's, else cold.
+              time_limit: float | None = None, col_keys=None,
+              row_keys=None) -> tuple[highspy.Highs, float, float, bool]:
+        """Solve the LP warm when its structure is the held one's, else start it from the held basis.
 
-        Returns ``(highs, change_seconds, run_seconds, warm)``: the hand-off (``passModel`` cold,
-        the changed costs and bounds warm) and HiGHS's run, as :func:`run_highs` does.
+        A new structure (jobs arrived or left) is passed to a fresh model; with ``col_keys`` and
+        ``row_keys`` (a hashable per column / row naming it across LPs, e.g. the Pyomo index)
+        and an optimal basis held, that model starts from the held basis matched by key
+        (:func:`mapped_basis`) instead of from scratch: kept columns and rows keep their
+        statuses.  Returns ``(highs, change_seconds, run_seconds, warm)``: the hand-off
+        (``passModel`` and the basis, or the changed costs and bounds) and HiGHS's run, ``warm``
+        True for a warm or mapped start (:attr:`last_kind` says which).
         """
         cost = np.ascontiguousarray(cost, dtype=np.float64)
         lo, hi = (np.ascontiguousarray(v, dtype=np.float64) for v in (col_lower, col_upper))
@@ -149,12 +184,39 @@ class WarmHighs:
                 and all(np.array_equal(x, y) for x, y in zip(self._arrays[:3], (mat.indptr, mat.indices, mat.data),
                                                               strict=True)))
         if not same:
-            h, pass_s, run_s = run_highs(cost, lo, hi, mat, rlo, rhi, maximize=maximize, options=options,
-                                         time_limit=time_limit)
+            basis = None
+            labels, prev = self._labels, self.highs
+            if (col_keys is not None and row_keys is not None and labels is not None and prev is not None
+                    and self._key is not None and key[:2] == self._key[:2]
+                    and prev.getModelStatus() == highspy.HighsModelStatus.kOptimal):
+                t0 = time.perf_counter()
+                old_basis = prev.getBasis()
+                if old_basis.valid:
+                    basis = mapped_basis(old_basis, labels[0], labels[1], col_keys, row_keys, lo)
+                map_s = time.perf_counter() - t0
+            h, pass_s, _ = run_highs(cost, lo, hi, mat, rlo, rhi, maximize=maximize, options=options,
+                                     time_limit=time_limit, run=False)
+            if basis is not None:
+                pass_s += map_s
+            start = basis is not None
+            if basis is not None:
+                t0 = time.perf_counter()
+                if h.setBasis(basis) != highspy.HighsStatus.kOk:
+                    start = False  # HiGHS refused it: solve from scratch
+                pass_s += time.perf_counter() - t0
+            t1 = time.perf_counter()
+            h.run()
+            run_s = time.perf_counter() - t1
             self.highs, self._key = h, key
             self._arrays = (mat.indptr.copy(), mat.indices.copy(), mat.data.copy(), cost, lo, hi, rlo, rhi)
-            self.cold_solves += 1
-            return h, pass_s, run_s, False
+            self._labels = None if col_keys is None or row_keys is None else (list(col_keys), list(row_keys))
+            if not start:
+                self.cold_solves += 1
+                self.last_kind = "cold"
+                return h, pass_s, run_s, False
+            self.mapped_solves += 1
+            self.last_kind = "mapped"
+            return h, pass_s, run_s, True
         held = self.highs
         assert held is not None  # same: a model is held
         t0 = time.perf_counter()
@@ -173,6 +235,9 @@ class WarmHighs:
         held.run()
         t2 = time.perf_counter()
         self.warm_solves += 1
+        self.last_kind = "warm"
+        if col_keys is not None and row_keys is not None:
+            self._labels = (list(col_keys), list(row_keys))
         return held, t1 - t0, t2 - t1, True
 
 

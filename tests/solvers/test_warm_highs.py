@@ -89,6 +89,33 @@ def test_every_slot_of_a_run_warm_equals_cold():
                 assert hot.objective == pytest.approx(cold.objective, rel=1e-9, abs=1e-9), t
         z = z + np.asarray(alloc.workers).sum(axis=1)
     assert select.warm_solves > 0 and embed.warm_solves > 0
+    # slots whose jobs changed start from the previous basis matched by name
+    assert select.mapped_solves > 0 and embed.mapped_solves > 0
+
+
+def test_mapped_start_after_rows_and_columns_come_and_go():
+    # a random LP family: columns and rows appear and disappear between solves (jobs arriving and
+    # leaving); a start from the previous basis matched by key reaches the fresh optimum
+    rng = np.random.default_rng(7)
+    warm = WarmHighs()
+    n_all, m_all = 30, 20
+    a_all = sp.random(m_all, n_all, density=0.3, random_state=np.random.default_rng(3), format="csc")
+    a_all = sp.csc_array(a_all + sp.eye(m_all, n_all))
+    cost_all, hi_all, rhi_all = rng.random(n_all), rng.uniform(1, 3, n_all), rng.uniform(2, 6, m_all)
+    kinds = []
+    for _ in range(15):
+        cols = np.sort(rng.choice(n_all, size=int(rng.integers(15, n_all + 1)), replace=False))
+        rows = np.sort(rng.choice(m_all, size=int(rng.integers(10, m_all + 1)), replace=False))
+        a = sp.csc_array(a_all[rows][:, cols])
+        args = (cost_all[cols], np.zeros(cols.size), hi_all[cols], a, np.full(rows.size, -np.inf), rhi_all[rows])
+        h, _, _, _ = warm.solve(*args, maximize=True, col_keys=[("c", int(c)) for c in cols],
+                                row_keys=[("r", int(r)) for r in rows])
+        kinds.append(warm.last_kind)
+        fresh, _, _ = run_highs(*args, maximize=True)
+        assert h.getModelStatus() == fresh.getModelStatus()
+        assert _value(h) == pytest.approx(_value(fresh), rel=1e-9, abs=1e-9)
+    assert kinds[0] == "cold" and "mapped" in kinds
+    assert warm.mapped_solves == kinds.count("mapped") and warm.cold_solves == kinds.count("cold")
 
 
 def test_warm_policy_records_it_and_matches_cold_here():
