@@ -148,7 +148,7 @@ def build_broker_arrays(inst: BrokerInstance, *, slots=None, prev_v=None, price_
     row_of = np.full(n_p, -1)
     row_of[hp] = np.arange(hp.size)
     r8a = row_of[:, None] * R + np.arange(R)[None, :]  # (n_p, R), valid where has
-    rr = np.concatenate([r8a[hp].ravel(), np.repeat(r8a[src_p], 1, axis=0).ravel()])
+    rr = np.concatenate([r8a[hp].ravel(), r8a[src_p].ravel()])  # q_i^{r r'}: row (pair, r')
     cc = np.concatenate([y_c[hp].ravel(), q_c.ravel()])
     vv = np.concatenate([np.repeat(cap[hp], R), -np.ones(n_src * R)])
     rows.add("eq8a", hp.size * R, rr, cc, vv, 0.0, _INF,
