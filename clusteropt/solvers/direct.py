@@ -130,10 +130,12 @@ class WarmHighs:
     :meth:`solve` compares the LP it is given with the one it holds: the same sense, options,
     shape and constraint matrix (pattern and values) make it a *warm* solve, which changes the
     costs and the column and row bounds that differ (``changeColsCost``, ``changeColsBounds``,
-    ``changeRowsBounds``) and runs again from the previous basis; anything else is a *cold* solve,
-    :func:`run_highs` into a fresh model, which is then kept.  Both solve the same LP, so they
-    reach the same optimal value; where the LP has several optima they may return different
-    optimal points.  ``warm_solves`` / ``cold_solves`` count the two.  LPs only (no integers).
+    ``changeRowsBounds``) and runs again from the previous basis; anything else goes into a fresh
+    model (:func:`run_highs`), which is then kept: a *mapped* start from the previous basis when
+    the caller names the columns and rows (``col_keys``, ``row_keys``), else a *cold* one.  All
+    solve the same LP, so they reach the same optimal value; where the LP has several optima they
+    may return different optimal points.  ``warm_solves`` / ``mapped_solves`` / ``cold_solves``
+    count them.  LPs only (no integers).
 
     Examples
     --------
