@@ -674,8 +674,9 @@ def solve_matrix(lp: MatrixLP, *, options=None, time_limit: float | None = None,
     else:
         h, pass_s, run_s, warmed = warm.solve(lp.cost, lp.col_lower, lp.col_upper, lp.a, lp.row_lower,
                                               lp.row_upper, maximize=lp.maximize, options=options,
-                                              time_limit=time_limit, col_keys=_keys(lp.col_blocks, lp.n_cols),
-                                              row_keys=_keys(lp.row_blocks, lp.n_rows))
+                                              time_limit=time_limit,
+                                              col_keys=lambda: _keys(lp.col_blocks, lp.n_cols),
+                                              row_keys=lambda: _keys(lp.row_blocks, lp.n_rows))
     term, status = highs_termination(h)
     info = h.getInfo()
     has_solution = info.primal_solution_status == 2  # kSolutionStatusFeasible

@@ -124,6 +124,11 @@ def mapped_basis(old: highspy.HighsBasis, old_cols, old_rows, new_cols, new_rows
     return basis
 
 
+def _listed(keys) -> list:
+    """``keys`` as a list: called first when it is a function (:meth:`WarmHighs.solve`)."""
+    return list(keys() if callable(keys) else keys)
+
+
 class WarmHighs:
     """One live HiGHS model re-solved across a sequence of LPs (an online run's slots).
 
@@ -168,8 +173,9 @@ class WarmHighs:
         """Solve the LP warm when its structure is the held one's, else start it from the held basis.
 
         A new structure (jobs arrived or left) is passed to a fresh model; with ``col_keys`` and
-        ``row_keys`` (a hashable per column / row naming it across LPs, e.g. the Pyomo index)
-        and an optimal basis held, that model starts from the held basis matched by key
+        ``row_keys`` (a hashable per column / row naming it across LPs, e.g. the Pyomo index, or a
+        function returning them: it is called only when a mapped start needs them, so a warm
+        re-solve never lists them) and an optimal basis held, that model starts from the held basis matched by key
         (:func:`mapped_basis`) instead of from scratch: kept columns and rows keep their
         statuses.  Returns ``(highs, change_seconds, run_seconds, warm)``: the hand-off
         (``passModel`` and the basis, or the changed costs and bounds) and HiGHS's run, ``warm``
@@ -194,7 +200,8 @@ class WarmHighs:
                 t0 = time.perf_counter()
                 old_basis = prev.getBasis()
                 if old_basis.valid:
-                    basis = mapped_basis(old_basis, labels[0], labels[1], col_keys, row_keys, lo)
+                    basis = mapped_basis(old_basis, _listed(labels[0]), _listed(labels[1]), _listed(col_keys),
+                                         _listed(row_keys), lo)
                 map_s = time.perf_counter() - t0
             h, pass_s, _ = run_highs(cost, lo, hi, mat, rlo, rhi, maximize=maximize, options=options,
                                      time_limit=time_limit, run=False)
@@ -211,7 +218,7 @@ class WarmHighs:
             run_s = time.perf_counter() - t1
             self.highs, self._key = h, key
             self._arrays = (mat.indptr.copy(), mat.indices.copy(), mat.data.copy(), cost, lo, hi, rlo, rhi)
-            self._labels = None if col_keys is None or row_keys is None else (list(col_keys), list(row_keys))
+            self._labels = None if col_keys is None or row_keys is None else (col_keys, row_keys)
             if not start:
                 self.cold_solves += 1
                 self.last_kind = "cold"
@@ -239,7 +246,7 @@ class WarmHighs:
         self.warm_solves += 1
         self.last_kind = "warm"
         if col_keys is not None and row_keys is not None:
-            self._labels = (list(col_keys), list(row_keys))
+            self._labels = (col_keys, row_keys)
         return held, t1 - t0, t2 - t1, True
 
 
