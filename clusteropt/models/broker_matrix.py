@@ -30,15 +30,13 @@ from __future__ import annotations
 import itertools
 import logging
 import time
-from collections.abc import Callable
 
 import numpy as np
-import scipy.sparse as sp
 
 from clusteropt.algorithms.broker.decision import BrokerDecision, BrokerSchedule
 from clusteropt.instances.broker import BrokerInstance
 from clusteropt.models.broker import _prev_v, _price_form, _slots, price_bound
-from clusteropt.models.gadget_matrix import MatrixLP, _Block, solve_matrix
+from clusteropt.models.gadget_matrix import MatrixLP, _Assembler, solve_matrix
 from clusteropt.solvers.result import SolveResult
 
 __all__ = ["build_broker_arrays", "decisions_from_arrays", "solve_broker_arrays"]
@@ -46,22 +44,6 @@ __all__ = ["build_broker_arrays", "decisions_from_arrays", "solve_broker_arrays"
 log = logging.getLogger(__name__)
 
 _INF = np.inf
-
-
-class _Rows:
-    """Row blocks collected as COO triplets (local row numbers) with their bounds and keys."""
-
-    def __init__(self) -> None:
-        self.parts: list[tuple[str, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
-                               Callable[[], list[tuple]]]] = []
-        self.n = 0
-
-    def add(self, name: str, n_rows: int, rows, cols, vals, lower, upper, keys) -> None:
-        lo = np.broadcast_to(np.asarray(lower, dtype=float), (n_rows,)).copy()
-        hi = np.broadcast_to(np.asarray(upper, dtype=float), (n_rows,)).copy()
-        self.parts.append((name, self.n, np.asarray(rows, np.int64) + self.n, np.asarray(cols, np.int64),
-                           np.asarray(vals, float), lo, hi, keys))
-        self.n += n_rows
 
 
 def build_broker_arrays(inst: BrokerInstance, *, slots=None, prev_v=None, price_form: str = "tight",
@@ -137,7 +119,10 @@ def build_broker_arrays(inst: BrokerInstance, *, slots=None, prev_v=None, price_
     cost[z_c] = np.repeat(inst.deploy_cost[p_job][:, None], R, axis=1)
     cost[g_c] = inst.traffic[p_job][:, None, None] * d[None, :, :]
 
-    rows = _Rows()
+    rows = _Assembler(n_cols)
+
+    def add(name, count, r, c, v, lo, hi, keys) -> None:
+        rows.add(name, count, keys, (r, c, v), lo, hi)
     keys_pr = [(int(i), int(t)) for i, t in zip(p_job.tolist(), p_t.tolist(), strict=True)]
     window_l = list(window)
 
@@ -151,11 +136,11 @@ def build_broker_arrays(inst: BrokerInstance, *, slots=None, prev_v=None, price_
     rr = np.concatenate([r8a[hp].ravel(), r8a[src_p].ravel()])  # q_i^{r r'}: row (pair, r')
     cc = np.concatenate([y_c[hp].ravel(), q_c.ravel()])
     vv = np.concatenate([np.repeat(cap[hp], R), -np.ones(n_src * R)])
-    rows.add("eq8a", hp.size * R, rr, cc, vv, 0.0, _INF,
+    add("eq8a", hp.size * R, rr, cc, vv, 0.0, _INF,
              lambda: [(*keys_pr[p], r) for p in hp.tolist() for r in range(R)])
     # (8b) sum_{r'} q_i^{r r'}(t) = D_i^r(t)
     dv = d_pr[src_p, src_r]
-    rows.add("eq8b", n_src, np.repeat(np.arange(n_src), R), q_c.ravel(), np.ones(n_src * R), dv, dv,
+    add("eq8b", n_src, np.repeat(np.arange(n_src), R), q_c.ravel(), np.ones(n_src * R), dv, dv,
              lambda: [(*keys_pr[p], int(r)) for p, r in zip(src_p.tolist(), src_r.tolist(), strict=True)])
 
     # h_k^r(t) = sum_{i in I_t} n_{i,k} y_i^r(t) + m_{i,k} s_i^r(t): entries per (pair, r, k)
@@ -186,32 +171,32 @@ def build_broker_arrays(inst: BrokerInstance, *, slots=None, prev_v=None, price_
     if price_form == "bigm":
         m_t = np.broadcast_to(big_m[None, :, :], (n_t, R, K)).ravel()
         hr, hc, hv = h_terms(-a, -a)  # (8c) x - a h + M u1 >= 0
-        rows.add("eq8c", n_trk, np.concatenate([idx, idx, hr]), np.concatenate([xt, u1t, hc]),
+        add("eq8c", n_trk, np.concatenate([idx, idx, hr]), np.concatenate([xt, u1t, hc]),
                  np.concatenate([ones, m_t, hv]), 0.0, _INF, trk_keys)
         hr, hc, hv = h_terms(-b, -b)  # (8d) x - b h + M u2 >= e
-        rows.add("eq8d", n_trk, np.concatenate([idx, idx, hr]), np.concatenate([xt, u2t, hc]),
+        add("eq8d", n_trk, np.concatenate([idx, idx, hr]), np.concatenate([xt, u2t, hc]),
                  np.concatenate([ones, m_t, hv]), e_t, _INF, trk_keys)
     else:
         hat, hbt = (off[k] + trk.ravel() for k in ("h_a", "h_b"))
         hr, hc, hv = h_terms(-np.ones((R, K)), -np.ones((R, K)))  # h_a + h_b - h = 0
-        rows.add("eq7_split", n_trk, np.concatenate([idx, idx, hr]), np.concatenate([hat, hbt, hc]),
+        add("eq7_split", n_trk, np.concatenate([idx, idx, hr]), np.concatenate([hat, hbt, hc]),
                  np.concatenate([ones, ones, hv]), 0.0, 0.0, trk_keys)
-        rows.add("eq7_first", n_trk, np.concatenate([idx, idx]), np.concatenate([hat, u2t]),
+        add("eq7_first", n_trk, np.concatenate([idx, idx]), np.concatenate([hat, u2t]),
                  np.concatenate([ones, -hb_t]), -_INF, 0.0, trk_keys)
-        rows.add("eq7_second", n_trk, np.concatenate([idx, idx]), np.concatenate([hbt, u1t]),
+        add("eq7_second", n_trk, np.concatenate([idx, idx]), np.concatenate([hbt, u1t]),
                  np.concatenate([ones, -hb_t]), -_INF, 0.0, trk_keys)
-        rows.add("eq7_hull", n_trk, np.concatenate([idx] * 4), np.concatenate([xt, hat, hbt, u1t]),
+        add("eq7_hull", n_trk, np.concatenate([idx] * 4), np.concatenate([xt, hat, hbt, u1t]),
                  np.concatenate([ones, -a_t, -b_t, -e_t]), 0.0, _INF, trk_keys)
     # (8e) u1 + u2 = 1
-    rows.add("eq8e", n_trk, np.concatenate([idx, idx]), np.concatenate([u1t, u2t]), np.ones(2 * n_trk), 1.0, 1.0,
+    add("eq8e", n_trk, np.concatenate([idx, idx]), np.concatenate([u1t, u2t]), np.ones(2 * n_trk), 1.0, 1.0,
              trk_keys)
     # (8f) sum_r s = 1
-    rows.add("eq8f", n_p, np.repeat(np.arange(n_p), R), s_c.ravel(), np.ones(n_p * R), 1.0, 1.0,
+    add("eq8f", n_p, np.repeat(np.arange(n_p), R), s_c.ravel(), np.ones(n_p * R), 1.0, 1.0,
              lambda: list(keys_pr))
     pr_keys = lambda: [(*keys_pr[p], r) for p in range(n_p) for r in range(R)]  # noqa: E731
     pr_idx = np.arange(n_p * R)
     # (8g) U v - y - s >= 0
-    rows.add("eq8g", n_p * R, np.concatenate([pr_idx] * 3),
+    add("eq8g", n_p * R, np.concatenate([pr_idx] * 3),
              np.concatenate([v_c.ravel(), y_c.ravel(), s_c.ravel()]),
              np.concatenate([np.full(n_p * R, float(inst.big_u)), -np.ones(2 * n_p * R)]), 0.0, _INF, pr_keys)
     # (8h) z - v(t) + v(t - 1) >= 0 where job i was active in t - 1 within the window, else z - v >= -before
@@ -223,13 +208,13 @@ def build_broker_arrays(inst: BrokerInstance, *, slots=None, prev_v=None, price_
     rhs8h = np.zeros((n_p, R))
     at_first = (~linked) & (p_t == first)
     rhs8h[at_first] = -prev[p_job[at_first]]
-    rows.add("eq8h", n_p * R,
+    add("eq8h", n_p * R,
              np.concatenate([pr_idx, pr_idx, (pr[lp_]).ravel()]),
              np.concatenate([z_c.ravel(), v_c.ravel(), v_c[before_p[lp_]].ravel()]),
              np.concatenate([np.ones(n_p * R), -np.ones(n_p * R), np.ones(lp_.size * R)]),
              rhs8h.ravel(), _INF, pr_keys)
     # (8i) sum_{r'} g_i^{r r'} - y_i^r = 0
-    rows.add("eq8i", n_p * R, np.concatenate([np.repeat(pr_idx, R), pr_idx]),
+    add("eq8i", n_p * R, np.concatenate([np.repeat(pr_idx, R), pr_idx]),
              np.concatenate([g_c.ravel(), y_c.ravel()]), np.concatenate([np.ones(n_p * R * R), -np.ones(n_p * R)]),
              0.0, 0.0, pr_keys)
     # (8j) sum_r g_i^{r r'} - N_i s_i^{r'} >= 0, pairs with N_i(t) > 0
@@ -238,22 +223,12 @@ def build_broker_arrays(inst: BrokerInstance, *, slots=None, prev_v=None, price_
     row_j[jp] = np.arange(jp.size)
     rj = row_j[:, None] * R + np.arange(R)[None, :]  # (n_p, R) by r'
     g_rows = np.broadcast_to(rj[:, None, :], (n_p, R, R))[jp]  # g[p, r, r'] -> row of (p, r')
-    rows.add("eq8j", jp.size * R, np.concatenate([g_rows.ravel(), rj[jp].ravel()]),
+    add("eq8j", jp.size * R, np.concatenate([g_rows.ravel(), rj[jp].ravel()]),
              np.concatenate([g_c[jp].ravel(), s_c[jp].ravel()]),
              np.concatenate([np.ones(jp.size * R * R), -np.repeat(need[jp].astype(float), R)]), 0.0, _INF,
              lambda: [(*keys_pr[p], r) for p in jp.tolist() for r in range(R)])
 
-    # ---- assemble: drop explicit zeros (the compiler writes no zero coefficient)
-    r_all = np.concatenate([p[2] for p in rows.parts])
-    c_all = np.concatenate([p[3] for p in rows.parts])
-    v_all = np.concatenate([p[4] for p in rows.parts])
-    keep = v_all != 0
-    A = sp.csc_array((v_all[keep], (r_all[keep], c_all[keep])), shape=(rows.n, n_cols))
-    A.sum_duplicates()
-    A.eliminate_zeros()
-    row_lower = np.concatenate([p[5] for p in rows.parts])
-    row_upper = np.concatenate([p[6] for p in rows.parts])
-
+    # ---- assemble as the compiler does: no zero coefficient, no empty row or column
     def col_keys(name: str):
         if name in ("y", "s", "v", "z"):
             return pr_keys
@@ -264,15 +239,20 @@ def build_broker_arrays(inst: BrokerInstance, *, slots=None, prev_v=None, price_
             return lambda: [(*keys_pr[p], r, r2) for p in range(n_p) for r in range(R) for r2 in range(R)]
         return trk_keys
 
-    col_blocks = tuple(_Block(k, np.arange(off[k], off[k] + sizes[k]), col_keys(k)) for k in sizes)
-    row_blocks = tuple(_Block(name, np.arange(start, start + (hi.size)), keys)
-                       for name, start, _r, _c, _v, _lo, hi, keys in rows.parts)
+    spec = [(k, slice(off[k], off[k] + sizes[k]), col_keys(k)) for k in sizes]
+    cost, lower, upper, A, row_lower, row_upper, col_blocks, row_blocks = rows.finish(
+        cost, lower, upper, np.zeros(n_cols, dtype=bool), spec)
+    if integer is not None:  # the integer components, at the columns the assembly kept
+        integer = np.zeros(cost.size, dtype=bool)
+        for b in col_blocks:
+            if b.name in ("y", "s", "g", "v", "z", "u1", "u2"):
+                integer[b.positions[b.positions >= 0]] = True
     name = f"broker-{'lp' if relax else 'milp'}-{price_form}" + (
         "" if slots is None else f"-t{window[0]}" + (f"-{window[-1]}" if len(window) > 1 else ""))
     meta = {"instance": inst, "slots": window, "prev_v": prev, "price_form": price_form, "relaxed": relax,
-            "pairs": (p_job, p_t), "sources": (src_p, src_r), "offsets": off}
-    log.info("built %s as arrays: %d columns, %d rows, %d nonzeros in %.2f s", name, n_cols, rows.n, A.nnz,
-             time.perf_counter() - t0)
+            "pairs": (p_job, p_t), "sources": (src_p, src_r)}
+    log.info("built %s as arrays: %d columns, %d rows, %d nonzeros in %.2f s", name, cost.size, row_lower.size,
+             A.nnz, time.perf_counter() - t0)
     return MatrixLP(name, False, cost, lower, upper, A, row_lower, row_upper, col_blocks, row_blocks, "broker",
                     meta, integer)
 
@@ -298,24 +278,23 @@ def decisions_from_arrays(lp: MatrixLP, x, *, tol: float = 1e-6) -> list[BrokerD
     window = meta["slots"]
     p_job, p_t = meta["pairs"]
     src_p, src_r = meta["sources"]
-    off = meta["offsets"]
     n_jobs, R, K, n_t = inst.n_jobs, inst.n_dcs, inst.n_resources, len(window)
-    x = np.asarray(x, dtype=float)
+    val = {k: np.nan_to_num(v) for k, v in lp.values(x).items()}  # per component, index order; 0 off the LP
     tp = p_t - window[0]
     n_p = p_job.size
     arr: dict[str, np.ndarray] = {}
     for k in ("y", "s", "v", "z"):
         out = np.zeros((n_t, n_jobs, R))
-        out[tp, p_job] = x[off[k]:off[k] + n_p * R].reshape(n_p, R)
+        out[tp, p_job] = val[k].reshape(n_p, R)
         arr[k] = out
     g = np.zeros((n_t, n_jobs, R, R))
-    g[tp, p_job] = x[off["g"]:off["g"] + n_p * R * R].reshape(n_p, R, R)
+    g[tp, p_job] = val["g"].reshape(n_p, R, R)
     arr["g"] = g
     q = np.zeros((n_t, n_jobs, R, R))
-    q[tp[src_p], p_job[src_p], src_r] = x[off["q"]:off["q"] + src_p.size * R].reshape(src_p.size, R)
+    q[tp[src_p], p_job[src_p], src_r] = val["q"].reshape(src_p.size, R)
     arr["q"] = np.maximum(q, 0.0)
     for k in ("x", "u1", "u2"):
-        arr[k] = x[off[k]:off[k] + n_t * R * K].reshape(n_t, R, K)
+        arr[k] = val[k].reshape(n_t, R, K)
     arr["x"] = np.maximum(arr["x"], 0.0)
     if not meta["relaxed"]:
         for k in ("y", "s", "g", "v", "z", "u1", "u2"):
