@@ -709,6 +709,13 @@ def _ring_inline() -> int:
 @click.option("--warm", is_flag=True,
               help="GADGET lp-rs-mde: keep both HiGHS models across slots and re-solve an LP with the previous "
                    "slot's structure from its basis (same optimal values; default: every slot cold).")
+@click.option("--embed-route", type=click.Choice(["lp", "colgen"]), default=None,
+              help="GADGET lp-rs-mde: Alg. 2 lines 4-6 as the augmented LP then its decomposition (lp, the "
+                   "default), or by column generation over the valid mappings (colgen: tree clusters, the "
+                   "same LP optimum, scales with servers).")
+@click.option("--select-lp", "select_algorithm", type=click.Choice(["simplex", "ipm"]), default=None,
+              help="GADGET lp-rs-mde: HiGHS's algorithm for the ring-selection LP (simplex: primal simplex, the "
+                   "default; ipm: interior point with crossover, faster from a few hundred servers on).")
 @click.option("--fill", type=click.Choice(["greedy", "none"]), default=None,
               help="GADGET: greedy (default) ends every slot with the work-conserving fill of idle capacity; "
                    "none is Alg. 1 exactly as written.")
@@ -730,8 +737,8 @@ def _ring_inline() -> int:
 @click.option("--json", "json_path", type=str, default=None,
               help="Write the run's result to FILE (README; -: stdout).")
 def run_cmd(instance, policy, scheduler, lower_bound, kappa, online, epoch, frames, seed, requirement, slot_solver,
-            time_limit, mip_gap, warm, fill, epsilon, price_form, rounding_variant, trace_fractional,
-            json_path) -> None:
+            time_limit, mip_gap, warm, embed_route, select_algorithm, fill, epsilon, price_form, rounding_variant,
+            trace_fractional, json_path) -> None:
     """Run a policy on an instance; its output is verified.
 
     Coflow (and concurrent-open-shop) instances: order and schedule.  Realtime instances (paper 002):
@@ -752,7 +759,8 @@ def run_cmd(instance, policy, scheduler, lower_bound, kappa, online, epoch, fram
                       json_path)
     elif inst.kind == "gadget":
         _run_gadget(inst, policy or "gadget", slot_solver, time_limit, seed, json_path, fill=fill,
-                    rounding=rounding_variant, mip_gap=mip_gap, warm=warm)
+                    rounding=rounding_variant, mip_gap=mip_gap, warm=warm, embed_route=embed_route,
+                    select_algorithm=select_algorithm)
     elif inst.kind == "broker":
         _run_broker(inst, policy or "mlbroker", epsilon, price_form, seed, json_path, rounding_variant,
                     trace_fractional, mip_gap=mip_gap, time_limit=time_limit)
@@ -861,7 +869,7 @@ def _run_broker(inst, policy, epsilon, price_form, seed, json_path, rounding_var
 
 
 def _run_gadget(inst, policy, slot_solver, time_limit, seed, json_path, *, fill=None, rounding=None,
-                mip_gap=None, warm=False) -> None:
+                mip_gap=None, warm=False, embed_route=None, select_algorithm=None) -> None:
     """GADGET runs.  ``--rounding paper`` (Alg. 2 lines 7-9) may overload servers and links, as
     Theorem 8 allows: such a run is reported (``verified false``, the overload in the summary line,
     a warning on stderr, the counts in the JSON) and exits 0, since the user asked for exactly
@@ -881,13 +889,18 @@ def _run_gadget(inst, policy, slot_solver, time_limit, seed, json_path, *, fill=
                            f"not {slot_solver}")
         if warm and slot_solver != "lp-rs-mde":
             raise BadInput(f"--warm re-solves the LPs of --slot-solver lp-rs-mde, not of {slot_solver}")
+        for option, value in (("--embed-route", embed_route), ("--select-lp", select_algorithm)):
+            if value is not None and slot_solver != "lp-rs-mde":
+                raise BadInput(f"{option} is an option of --slot-solver lp-rs-mde, not of {slot_solver}")
         options = {"slot_solver": slot_solver, "fill": fill or "greedy", "rounding": rounding or "safe",
-                   "warm": warm}
+                   "warm": warm, "embed_route": embed_route or "lp",
+                   "select_algorithm": select_algorithm or "simplex"}
         # unset: the policy's defaults (the exact slot solver's limit and gap), recorded in its params
         options.update({k: v for k, v in (("time_limit", time_limit), ("mip_gap", mip_gap)) if v is not None})
     else:
         for option, value in (("--fill", fill), ("--rounding", rounding), ("--mip-gap", mip_gap),
-                              ("--warm", warm or None)):
+                              ("--warm", warm or None), ("--embed-route", embed_route),
+                              ("--select-lp", select_algorithm)):
             if value is not None:
                 raise BadInput(f"{option} is a parameter of the gadget policy, not of {policy}")
         options = {}

@@ -164,6 +164,17 @@ def test_gadget_warm_quick(tmp_path):
     assert "warm slots" in (tmp_path / "gadget_warm.md").read_text()
 
 
+def test_gadget_servers_quick(tmp_path):
+    from benchmarks import gadget_servers
+
+    assert gadget_servers.main(["--quick", "--out", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "gadget_servers.json").read_text())
+    assert report["lp_values_equal"] and {r["route"] for r in report["rows"]} == set(gadget_servers.ROUTES)
+    assert all(r["verified"] for r in report["rows"])
+    assert all(min(r["colgen_rounds"]) >= 1 for r in report["rows"] if r["route"] != "paper")
+    assert "colgen-ipm" in (tmp_path / "gadget_servers.md").read_text()
+
+
 def test_session_benchmarks_quick(tmp_path):
     """The quick modes of the benchmarks that compare two routes or bound an optimum: they run, write
     their files, and check their own agreement (each raises when its routes disagree)."""

@@ -87,7 +87,7 @@ def test_bad_input_is_one_line(small, tmp_path, capsys):
 # -- issue 19: what out.json records, fill / rounding options --------------------------------------
 
 PARAM_KEYS = {"slot_solver", "fill", "rounding", "form", "solver", "time_limit", "mip_gap", "rounds", "alpha",
-              "epsilon", "samples", "passes", "warm", "builder"}
+              "epsilon", "samples", "passes", "warm", "builder", "embed_route", "select_algorithm"}
 
 
 def _recount(instance_path, data) -> float:
@@ -198,3 +198,22 @@ def test_warm_lp_rs_mde_from_the_cli(small, tmp_path, capsys):
     assert code == 2 and "--warm" in err and "lp-rs-mde" in err
     code, _, err = run(capsys, "run", small, "--policy", "fifo", "--warm")
     assert code == 2 and "--warm is a parameter of the gadget policy" in err
+
+
+def test_colgen_and_ipm_from_the_cli(small, tmp_path, capsys):
+    out_path = tmp_path / "colgen.json"
+    code, out, _ = run(capsys, "run", small, "--slot-solver", "lp-rs-mde", "--embed-route", "colgen",
+                       "--select-lp", "ipm", "--json", out_path)
+    data = json.loads(out_path.read_text())
+    assert code == 0 and "verified True" in out
+    assert data["params"]["embed_route"] == "colgen" and data["params"]["select_algorithm"] == "ipm"
+    busy = [info for info in data["slot_info"] if info.get("lp_jobs")]
+    assert busy and all(info["builder"] == "colgen" and info["colgen_rounds"] >= 1 for info in busy)
+    assert all(info["colgen_bound"] >= info["augmented_value"] - 1e-6 for info in busy)
+    for option, value in (("--embed-route", "colgen"), ("--select-lp", "ipm")):
+        code, _, err = run(capsys, "run", small, option, value)
+        assert code == 2 and option in err and "lp-rs-mde" in err
+        code, _, err = run(capsys, "run", small, "--policy", "drf", option, value)
+        assert code == 2 and f"{option} is a parameter of the gadget policy" in err
+    code, _, err = run(capsys, "run", small, "--slot-solver", "lp-rs-mde", "--warm", "--select-lp", "ipm")
+    assert code == 2 and "warm" in err

@@ -31,7 +31,12 @@ kappa] = mu_i(zeta_i (z_{i,t-1} + kappa)) - mu_i(zeta_i z_{i,t-1})`` is the util
     needed: ``y[i, s]`` workers (``sum_s y = sum_kappa kappa chi``), ``x[i, s]`` server used (Eq. (5)),
     and per tree link (child c below parent) ``inside[i, c]`` (a server below c), ``outside[i, c]``
     (a server elsewhere) and ``span[i, c] >= inside + outside - 1``, which carries ``b_i`` on both
-    directions of the link (Eqs. (8), (19)).  Same optimum as the flow form (tested), with 3.8-4.7x
+    directions of the link (Eqs. (8), (19)).  ``outside`` is defined by ``|S| outside[i, c] >=
+    xsum[i] - xbelow[i, c]`` with the running sums ``xbelow[i, c] = x[i, c] + sum_{d child of c}
+    xbelow[i, d]`` (the servers of i below c) and ``xsum[i]`` (all of them): the same feasible set in
+    the other variables as writing the sum over the servers outside c into each row (the sums are
+    fixed by equalities; substitute them back), so the same optimum, with ``O(|C|)`` instead of
+    ``O(|C| |S|)`` nonzeros per job.  Same optimum as the flow form (tested), with 3.8-4.7x
     fewer variables at the paper's scale with 15-167 active jobs (``benchmarks/gadget_slot``); with
     only a few active jobs the flow form can be the smaller one.
 
@@ -364,8 +369,20 @@ def _build_tree(problem: SlotProblem, relax: bool) -> pyo.ConcreteModel:
     m.inside_up = pyo.Constraint(
         [(i, c, d) for i in jobs for c in lay.parent for d in lay.children[c]],
         rule=lambda m, i, c, d: m.inside[i, c] >= m.inside[i, d], doc="inside >= inside of every child")
-    m.outside_def = pyo.Constraint(m.I, m.C, rule=lambda m, i, c: n_srv * m.outside[i, c] >= sum(
-        m.x[i, s] for s in m.S) - sum(m.x[i, s] for s in lay.below[c]), doc="outside = 1 if a server elsewhere")
+    # outside[i, c] >= (servers of i not below c) / |S|, through the running sums xbelow (servers
+    # below c) and xsum (all): linear in the tree's size where the sum itself has |S| terms per c
+    m.xbelow = pyo.Var(m.I, m.C, domain=pyo.NonNegativeReals, doc="servers of job i below c: sum x[i, s]")
+    m.xsum = pyo.Var(m.I, domain=pyo.NonNegativeReals, doc="servers of job i: sum_s x[i, s]")
+
+    def _own_and_children(m, i, c):
+        return (m.x[i, c] if c < n_srv else 0) + sum(m.xbelow[i, d] for d in lay.children[c])
+
+    m.xbelow_def = pyo.Constraint(m.I, m.C, rule=lambda m, i, c: m.xbelow[i, c] == _own_and_children(m, i, c),
+                                  doc="xbelow: the server's own x plus its children's")
+    m.xsum_def = pyo.Constraint(m.I, rule=lambda m, i: m.xsum[i] == _own_and_children(m, i, lay.root),
+                                doc="xsum: the root's own x plus its children's")
+    m.outside_def = pyo.Constraint(m.I, m.C, rule=lambda m, i, c: n_srv * m.outside[i, c] >= m.xsum[i] - m.xbelow[
+        i, c], doc="outside = 1 if a server elsewhere")
     m.span_def = pyo.Constraint(m.I, m.C, doc="(9) ring crosses the link above c iff servers on both sides",
                                 rule=lambda m, i, c: m.span[i, c] >= m.inside[i, c] + m.outside[i, c] - 1)
     m.eq18 = pyo.Constraint(m.S, m.R, rule=lambda m, s, r: _le(sum(

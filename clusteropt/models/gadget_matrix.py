@@ -302,13 +302,17 @@ def build_gvne_matrix(problem: SlotProblem, *, relax: bool = True) -> MatrixLP:
     o_y = o_rho + n_j
     o_x = o_y + n_j * n_s
     o_in = o_x + n_j * n_s
-    o_out = o_in + n_j * n_c
+    o_xb = o_in + n_j * n_c
+    o_xs = o_xb + n_j * n_c
+    o_out = o_xs + n_j
     o_span = o_out + n_j * n_c
     n_cols = o_span + n_j * n_c
     js = np.arange(n_j)[:, None]
     y_col = o_y + js * n_s + np.arange(n_s)[None, :]  # (J, S)
     x_col = o_x + js * n_s + np.arange(n_s)[None, :]
     in_col = o_in + js * n_c + np.arange(n_c)[None, :]  # (J, C)
+    xb_col = o_xb + js * n_c + np.arange(n_c)[None, :]
+    xs_col = o_xs + np.arange(n_j)
     out_col = o_out + js * n_c + np.arange(n_c)[None, :]
     span_col = o_span + js * n_c + np.arange(n_c)[None, :]
     with np.errstate(invalid="ignore"):
@@ -318,6 +322,7 @@ def build_gvne_matrix(problem: SlotProblem, *, relax: bool = True) -> MatrixLP:
     col_lower = np.zeros(n_cols)
     col_upper = np.ones(n_cols)
     col_upper[o_y:o_x] = ub.ravel()
+    col_upper[o_xb:o_out] = _INF
     asm = _Assembler(n_cols)
     jl, kl = jobs.tolist(), k_kappa.tolist()
     ones_j = np.ones(n_j)
@@ -358,17 +363,30 @@ def build_gvne_matrix(problem: SlotProblem, *, relax: bool = True) -> MatrixLP:
     asm.add("inside_up", n_rows, lambda: [(i, c, d) for i in jl for c, d in pairs],
             (np.concatenate([rr, rr]), np.concatenate([in_col[:, pd].ravel(), in_col[:, pc].ravel()]),
              np.concatenate([np.ones(n_rows), -np.ones(n_rows)])), -_INF, 0.0)
-    # sum_s x[i, s] - sum_{s below c} x[i, s] - |S| outside[i, c] <= 0 (the x below c cancel)
-    elsewhere = np.ones((n_c, n_s), dtype=bool)
-    for q, c in enumerate(tree_c.tolist()):
-        elsewhere[q, list(lay.below[c])] = False
-    qq, ss = np.nonzero(elsewhere)
-    row_x = (js * n_c + qq[None, :]).ravel()
-    col_x = x_col[:, ss].ravel()
+    # xbelow[i, c] - x[i, c] (c a server) - sum_{d child of c} xbelow[i, d] == 0
     rr = np.arange(n_j * n_c)
+    own_q = np.array([q for q, c in enumerate(tree_c.tolist()) if c < n_s], dtype=np.int64)
+    own_s = tree_c[own_q]
+    r_own = (js * n_c + own_q[None, :]).ravel()
+    r_kid = (js * n_c + pc[None, :]).ravel()
+    asm.add("xbelow_def", n_j * n_c, lambda: [(i, c) for i in jl for c in tree_c.tolist()],
+            (np.concatenate([rr, r_own, r_kid]),
+             np.concatenate([xb_col.ravel(), x_col[:, own_s].ravel(), xb_col[:, pd].ravel()]),
+             np.concatenate([np.ones(n_j * n_c), -np.ones(r_own.size), -np.ones(r_kid.size)])), 0.0, 0.0)
+    # xsum[i] - x[i, root] (the root a server) - sum_{d child of the root} xbelow[i, d] == 0
+    top = np.array([cpos[d] for d in lay.children[lay.root]], dtype=np.int64)
+    root_x = x_col[:, [lay.root]] if lay.root < n_s else np.zeros((n_j, 0), dtype=np.int64)
+    jr = np.arange(n_j)
+    asm.add("xsum_def", n_j, lambda: [(i,) for i in jl],
+            (np.concatenate([jr, np.repeat(jr, root_x.shape[1]), np.repeat(jr, top.size)]),
+             np.concatenate([xs_col, root_x.ravel(), xb_col[:, top].ravel()]),
+             np.concatenate([np.ones(n_j), -np.ones(root_x.size), -np.ones(n_j * top.size)])), 0.0, 0.0)
+    # xsum[i] - xbelow[i, c] - |S| outside[i, c] <= 0
     asm.add("outside_def", n_j * n_c, lambda: [(i, c) for i in jl for c in tree_c.tolist()],
-            (np.concatenate([row_x, rr]), np.concatenate([col_x, out_col.ravel()]),
-             np.concatenate([np.ones(row_x.size), np.full(n_j * n_c, -float(n_s))])), -_INF, 0.0)
+            (np.concatenate([rr, rr, rr]),
+             np.concatenate([np.repeat(xs_col, n_c), xb_col.ravel(), out_col.ravel()]),
+             np.concatenate([np.ones(n_j * n_c), -np.ones(n_j * n_c), np.full(n_j * n_c, -float(n_s))])),
+            -_INF, 0.0)
     # inside[i, c] + outside[i, c] - span[i, c] <= 1
     asm.add("span_def", n_j * n_c, lambda: [(i, c) for i in jl for c in tree_c.tolist()],
             (np.concatenate([rr, rr, rr]), np.concatenate([in_col.ravel(), out_col.ravel(), span_col.ravel()]),
@@ -394,13 +412,24 @@ def build_gvne_matrix(problem: SlotProblem, *, relax: bool = True) -> MatrixLP:
             ("rho", slice(o_rho, o_y), lambda: [(i,) for i in jl]),
             ("y", slice(o_y, o_x), grid(jl, range(n_s))),
             ("x", slice(o_x, o_in), grid(jl, range(n_s))),
-            ("inside", slice(o_in, o_out), grid(jl, tree_c.tolist())),
+            ("inside", slice(o_in, o_xb), grid(jl, tree_c.tolist())),
+            ("xbelow", slice(o_xb, o_xs), grid(jl, tree_c.tolist())),
+            ("xsum", slice(o_xs, o_out), lambda: [(i,) for i in jl]),
             ("outside", slice(o_out, o_span), grid(jl, tree_c.tolist())),
             ("span", slice(o_span, n_cols), grid(jl, tree_c.tolist()))]
     cost, lo, hi, a, rlo, rhi, cblocks, rblocks = asm.finish(cost, col_lower, col_upper,
                                                              np.zeros(n_cols, dtype=bool), spec)
     return MatrixLP(f"gvne-tree-t{problem.t}", True, cost, lo, hi, a, rlo, rhi, cblocks, rblocks, "tree",
-                    {"layout": lay}, None if relax else np.ones(cost.size, dtype=bool))
+                    {"layout": lay}, None if relax else _integer_columns(cost.size, cblocks, ("xbelow", "xsum")))
+
+
+def _integer_columns(n_cols: int, blocks, continuous) -> np.ndarray:
+    """Integer flags of an ILP's kept columns: all but the components named in ``continuous``."""
+    out = np.ones(n_cols, dtype=bool)
+    for b in blocks:
+        if b.name in continuous:
+            out[b.positions[b.positions >= 0]] = False
+    return out
 
 
 _KINDS = ("lam", "own", "mu")  # _TreeJob's variable kinds; "own" is the Pyomo component omega

@@ -188,6 +188,13 @@ class Gadget:
         structure is the previous slot's from its basis, changing only costs and bounds
         (:class:`~clusteropt.solvers.direct.WarmHighs`).  Default False (every slot cold, as the
         recorded runs were made).
+    embed_route : {"lp", "colgen"}
+        ``"lp-rs-mde"``: how Alg. 2 lines 4-6 are solved (:data:`clusteropt.rounding.gadget.EMBED_ROUTES`):
+        the augmented LP then its decomposition (default, the paper's order), or column generation
+        over the valid mappings (tree clusters; the same LP optimum, and it scales with servers).
+    select_algorithm : {"simplex", "ipm"}
+        ``"lp-rs-mde"``: HiGHS's algorithm for the ring-selection LP
+        (:data:`clusteropt.rounding.gadget.SELECT_ALGORITHMS`; default primal simplex; not with ``warm``).
     """
 
     name = "gadget"
@@ -196,8 +203,10 @@ class Gadget:
                  form: str = "auto", solver: str | None = None, time_limit: float | None = EXACT_TIME_LIMIT,
                  mip_gap: float | None = EXACT_MIP_GAP, rounds: int = 100, alpha: float = 1 / 3,
                  epsilon: float | None = None, samples: int = 8, passes: int = 5, warm: bool = False,
-                 builder: str = "auto"):
+                 builder: str = "auto", embed_route: str = "lp", select_algorithm: str = "simplex"):
         self.slot_solver = slot_solver
+        self.embed_route = embed_route
+        self.select_algorithm = select_algorithm
         self.fill = fill
         self.rounding = rounding
         self.form = form
@@ -237,6 +246,8 @@ class Gadget:
             "passes": self.passes if safe else None,
             "warm": bool(self.warm) if lp else None,
             "builder": self.builder if exact else None,
+            "embed_route": self.embed_route if lp else None,
+            "select_algorithm": self.select_algorithm if lp else None,
         }
 
     def reset(self, instance: GadgetInstance, rng=None) -> None:
@@ -251,6 +262,21 @@ class Gadget:
 
         if self.builder not in BUILDERS:
             raise ValueError(f"builder = {self.builder!r}; expected one of {BUILDERS}")
+        from clusteropt.rounding.gadget import EMBED_ROUTES
+
+        if self.embed_route not in EMBED_ROUTES:
+            raise ValueError(f"embed_route = {self.embed_route!r}; expected one of {EMBED_ROUTES}")
+        from clusteropt.rounding.gadget import SELECT_ALGORITHMS
+
+        if self.select_algorithm not in SELECT_ALGORITHMS:
+            raise ValueError(f"select_algorithm = {self.select_algorithm!r}; expected one of "
+                             f"{tuple(SELECT_ALGORITHMS)}")
+        if self.select_algorithm != "simplex" and self.warm:
+            raise ValueError(f"select_algorithm = {self.select_algorithm!r} with warm = True: a warm re-solve "
+                             "starts the simplex from the held basis")
+        if self.embed_route == "colgen" and not instance.cluster.is_tree():
+            raise ValueError("embed_route = 'colgen' needs a tree cluster (Cluster.is_tree() is False); "
+                             "use embed_route = 'lp'")
         if self.rounding == "paper" and self.slot_solver != "lp-rs-mde":
             raise ValueError(f"rounding = 'paper' is Alg. 2's rounding: a mode of slot_solver 'lp-rs-mde', "
                              f"not of {self.slot_solver!r}")
@@ -324,7 +350,8 @@ def _lp_rs_mde(policy: Gadget, problem):
     alloc, info = lp_rs_mde(problem, rng=policy.rng_, form=policy.form, solver=policy.solver,
                             rounding=policy.rounding, samples=policy.samples, passes=policy.passes,
                             rounds=policy.rounds, alpha=policy.alpha, epsilon=policy.epsilon,
-                            fill=policy.fill == "greedy", paths=policy.paths_, warm=policy.warm_)
+                            fill=policy.fill == "greedy", paths=policy.paths_, warm=policy.warm_,
+                            embed_route=policy.embed_route, select_algorithm=policy.select_algorithm)
     info.setdefault("fill_gain", 0.0)
     return alloc, {**info, "gain": info.get("objective", 0.0)}
 

@@ -66,6 +66,15 @@ EMBED_HIGHS_OPTIONS = MappingProxyType({"solver": "simplex", "simplex_strategy":
 BUILDERS = ("auto", "matrix", "pyomo")
 #: ``rounding`` values of :func:`lp_rs_mde`: :func:`round_safe` (default) or :func:`round_paper`.
 ROUNDINGS = ("safe", "paper")
+#: How Alg. 2 lines 4-6 are solved: ``"lp"`` builds the augmented LP and decomposes its solution
+#: (the paper's order), ``"colgen"`` generates the valid mappings directly
+#: (:mod:`clusteropt.models.gadget_colgen`; tree clusters; the same LP optimum).
+EMBED_ROUTES = ("lp", "colgen")
+#: HiGHS's algorithm for the ring-selection LP (Alg. 2 line 3): primal simplex
+#: (:data:`SELECT_HIGHS_OPTIONS`, the default) or the interior-point method with crossover (a vertex
+#: as well; faster from a few hundred servers on, ``python -m benchmarks.gadget_servers``).
+SELECT_ALGORITHMS = MappingProxyType({"simplex": SELECT_HIGHS_OPTIONS,
+                                      "ipm": MappingProxyType({"solver": "ipm", "run_crossover": "on"})})
 
 Decomposition = dict[int, list[tuple[float, Mapping]]]
 
@@ -133,7 +142,7 @@ def use_matrix(problem, form: str, solver: str | None, builder: str) -> bool:
     return ok
 
 
-def _select(problem, form: str, solver: str | None, builder: str, warm=None):
+def _select(problem, form: str, solver: str | None, builder: str, warm=None, options=SELECT_HIGHS_OPTIONS):
     """:func:`select_rings` plus the build time: ``(selection, result, build_seconds)``; ``warm``:
     a :class:`~clusteropt.solvers.direct.WarmHighs` for the matrix route (None: cold).
     """
@@ -143,7 +152,7 @@ def _select(problem, form: str, solver: str | None, builder: str, warm=None):
 
         lp = build_gvne_matrix(problem)
         t1 = time.perf_counter()
-        res, x = solve_matrix(lp, options=SELECT_HIGHS_OPTIONS, warm=warm)  # raises unless optimal
+        res, x = solve_matrix(lp, options=options, warm=warm)  # raises unless optimal
         chi = lp.values_by_key(x, "chi")
     else:
         from clusteropt.models.gadget import build_gvne
@@ -151,7 +160,7 @@ def _select(problem, form: str, solver: str | None, builder: str, warm=None):
         model = build_gvne(problem, form=form, relax=True)
         t1 = time.perf_counter()
         # raises unless optimal: a ring selection from a failed LP means nothing
-        res = _solve_lp(model, solver, SELECT_HIGHS_OPTIONS)
+        res = _solve_lp(model, solver, options)
         chi = {key: float(pyo.value(v, exception=False) or 0.0) for key, v in model.chi.items()}
     kappa, kept = select_from_chi(problem, chi)
     assert res.objective is not None  # optimal: both solves raise otherwise
@@ -458,7 +467,8 @@ def round_safe(problem, decomposition: Decomposition, *, rng=None, samples: int 
 def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto", solver: str | None = None,
               rounding: str = "safe", samples: int = 8, passes: int = 5, rounds: int = 100, alpha: float = 1 / 3,
               epsilon: float | None = None, fill: bool = True, paths=None, builder: str = "auto",
-              warm: dict[str, Any] | None = None) -> tuple[SlotAllocation, dict[str, Any]]:
+              warm: dict[str, Any] | None = None, embed_route: str = "lp",
+              select_algorithm: str = "simplex") -> tuple[SlotAllocation, dict[str, Any]]:
     """Alg. 2 for one slot: ring selection (Lemma 7), the augmented LP with those sizes
     (:func:`build_embedding_lp`), its decomposition and a rounding.  Returns the allocation and
     timings / values for the record.
@@ -489,6 +499,20 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
     (same optimal value; where the LP has several optima the point may differ).  None (default):
     every LP is built and solved afresh, as before.
 
+    ``embed_route``: ``"lp"`` (default) solves the augmented LP (line 4) and decomposes its solution
+    (lines 5-6); ``"colgen"`` (tree clusters) solves the same LP over the valid mappings by column
+    generation (:func:`clusteropt.models.gadget_colgen.solve_embedding_colgen`), whose optimal weights
+    are the decomposition.  Same augmented LP value; where that LP has several optimal
+    decompositions the two routes may draw different mappings.  With ``"colgen"`` the info also has
+    ``colgen_rounds``, ``colgen_columns``, ``pricing_s`` and ``colgen_bound``; ``builder`` is then
+    ``"colgen"``, ``build_s`` the column hand-off (``addCols``), ``handoff_s`` 0 and ``solve_s`` the
+    master's runs plus pricing.
+
+    ``select_algorithm``: HiGHS's algorithm for the ring-selection LP (:data:`SELECT_ALGORITHMS`):
+    ``"simplex"`` (default) or ``"ipm"`` (interior point with crossover).  Both return an optimal
+    vertex; where the LP has several, Lemma 7 may keep other ring sizes.  Not with ``warm`` (a warm
+    re-solve starts the simplex from a basis).
+
     Info keys: ``select_s`` (ring selection in all), ``select_build_s``, ``select_handoff_s``,
     ``select_solve_s`` (its build, hand-off to HiGHS, HiGHS's run); ``build_s``, ``handoff_s``,
     ``solve_s`` (the same for the augmented LP); ``decompose_s``, ``round_s``, ``seconds``;
@@ -507,8 +531,19 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
 
     if rounding not in ROUNDINGS:
         raise ValueError(f"rounding = {rounding!r}; expected one of {ROUNDINGS}")
+    if embed_route not in EMBED_ROUTES:
+        raise ValueError(f"embed_route = {embed_route!r}; expected one of {EMBED_ROUTES}")
+    if select_algorithm not in SELECT_ALGORITHMS:
+        raise ValueError(f"select_algorithm = {select_algorithm!r}; expected one of {tuple(SELECT_ALGORITHMS)}")
+    if select_algorithm != "simplex" and warm is not None:
+        raise ValueError(f"select_algorithm = {select_algorithm!r} with warm re-solves: a warm re-solve starts "
+                         "the simplex from the held basis; use select_algorithm = 'simplex'")
     inst = problem.inst
-    info: dict[str, Any] = {"jobs": int(problem.jobs.size)}
+    if embed_route == "colgen" and not inst.cluster.is_tree():
+        raise ValueError("embed_route = 'colgen' prices placements on a tree cluster (Cluster.is_tree() is "
+                         "False); use embed_route = 'lp'")
+    info: dict[str, Any] = {"jobs": int(problem.jobs.size), "embed_route": embed_route,
+                            "select_algorithm": select_algorithm}
     if problem.jobs.size == 0:
         info.update({"rounding": rounding, "capacity_violations": 0, "max_load_ratio": 0.0, "fill_gain": 0.0,
                      "objective": 0.0})
@@ -519,14 +554,20 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
     info["lp_jobs"] = int(gaining.jobs.size)
     if gaining.jobs.size:
         sel, res1, select_build = _select(gaining, form, solver, builder,
-                                          warm=None if warm is None else warm["select"])
+                                          warm=None if warm is None else warm["select"],
+                                          options=SELECT_ALGORITHMS[select_algorithm])
         select_builder = "matrix" if res1.backend == "matrix" else "pyomo"
     else:
         sel, res1, select_build, select_builder = RingSelection({}, 0.0, 0.0), None, 0.0, None
     t1 = time.perf_counter()
     matrix = use_matrix(problem, embed_form, solver, builder)
-    model = lp = None
-    if sel.kappa:
+    model = lp = colgen = None
+    if sel.kappa and embed_route == "colgen":
+        from clusteropt.models.gadget_colgen import solve_embedding_colgen
+
+        colgen = solve_embedding_colgen(gaining, sel.kappa, paths=paths)  # raises unless converged
+        matrix = True
+    elif sel.kappa:
         if matrix:
             from clusteropt.models.gadget_matrix import build_embedding_matrix
 
@@ -534,7 +575,11 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
         else:
             model = build_embedding_lp(gaining, sel.kappa, form=embed_form)
     t2 = time.perf_counter()
-    if lp is not None:
+    if colgen is not None:
+        res2, t3, decomposition = colgen.result, t2, colgen.decomposition
+        info.update({"colgen_rounds": colgen.rounds, "colgen_columns": colgen.columns,
+                     "pricing_s": colgen.pricing_seconds, "colgen_bound": colgen.bound})
+    elif lp is not None:
         from clusteropt.models.gadget_matrix import EmbeddingSolution, solve_matrix
 
         res2, x = solve_matrix(lp, options=EMBED_HIGHS_OPTIONS,  # raises unless optimal
@@ -547,7 +592,9 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
         decomposition = decompose_embedding(gaining, model, paths=paths)
     else:
         t3, res2, decomposition = t2, None, {}
-    if res2 is not None:
+    if colgen is not None:
+        aug_value, solve2, handoff2 = colgen.value, colgen.solve_seconds + colgen.pricing_seconds, 0.0
+    elif res2 is not None:
         assert res2.objective is not None  # optimal: both solves raise otherwise
         aug_value, solve2, handoff2 = float(res2.objective), res2.solve_seconds, res2.build_seconds
     else:
@@ -587,4 +634,6 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
         "select_start": "cold" if res1 is None else res1.raw.get("warm_kind", "cold"),
         "embed_start": "cold" if res2 is None else res2.raw.get("warm_kind", "cold"),
     })
+    if colgen is not None:  # its own split: column hand-off, master runs plus pricing
+        info.update({"builder": "colgen", "build_s": colgen.build_seconds})
     return alloc, info

@@ -1,0 +1,140 @@
+"""GADGET LP-RS-MDE per slot against the number of servers (issue 22 item 1).
+
+The paper's cluster generator (:func:`clusteropt.instances.gadget.fat_tree_cluster`: 2-5 racks under
+one core switch, GPUs and server links drawn per server, so hardly two servers are interchangeable)
+at 50 .. 2,000 servers, 100 jobs that all arrive at slot 1 (sqrt utility), a short online run of
+``horizon`` slots (100 active jobs in every slot), three routes of Alg. 2:
+
+``paper``
+    The ring-selection LP by primal simplex, the augmented LP (tree form) then its decomposition:
+    the default ``Gadget("lp-rs-mde")``.  Only up to :data:`PAPER_MAX_SERVERS` (it grows about
+    quadratically: 47 s for the augmented LP alone at 100 servers on a busy machine).
+``colgen``
+    The same selection LP; the augmented LP by column generation over the valid mappings
+    (``embed_route="colgen"``, :mod:`clusteropt.models.gadget_colgen`, same LP optimum).
+``colgen-ipm``
+    Column generation, and the selection LP by HiGHS's interior point method with crossover
+    (``select_algorithm="ipm"``).
+
+Recorded per route and size: per-slot wall time (median, p90), the selection LP's HiGHS time, the
+embedding step (master + pricing for column generation), the first slot's selection-LP and augmented-LP
+values (the routes solve the same LPs: the selection values must agree; the augmented values agree
+when the same ring sizes were selected), the run's total utility, and the verifier's verdict (a
+schedule that fails stops the benchmark).  The fitted exponent of the median slot time against the
+servers (least squares in log-log over the sizes from 100 on) is reported per route.
+
+Run ``python -m benchmarks.gadget_servers`` (writes ``benchmarks/results/``) or ``--quick``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from benchmarks._report import finish, header, output_dir, parser
+from clusteropt.instances.gadget import fat_tree_cluster, random_gadget
+from clusteropt.online import run_online
+from clusteropt.online.gadget import Gadget
+from clusteropt.verify import check_gadget_schedule
+
+NAME = "gadget_servers"
+FULL = {"servers": [50, 100, 200, 400, 1000, 2000], "n_jobs": 100, "horizon": 3, "utility": "sqrt", "seed": 0}
+QUICK = {"servers": [10, 20], "n_jobs": 8, "horizon": 2, "utility": "sqrt", "seed": 0}
+#: Largest cluster the ``paper`` route runs on.
+PAPER_MAX_SERVERS = 200
+ROUTES = {"paper": {}, "colgen": {"embed_route": "colgen"},
+          "colgen-ipm": {"embed_route": "colgen", "select_algorithm": "ipm"}}
+
+
+def _stats(values) -> dict:
+    v = np.asarray(values, dtype=float)
+    return {"median": float(np.median(v)), "p90": float(np.quantile(v, 0.9)), "max": float(v.max()),
+            "sum": float(v.sum())}
+
+
+def one(n_servers: int, route: str, params: dict) -> dict:
+    seed = params["seed"]
+    cluster = fat_tree_cluster(n_servers, seed=seed)
+    inst = random_gadget(params["n_jobs"], cluster=cluster, horizon=params["horizon"], arrivals="zero",
+                         utility=params["utility"], seed=seed)
+    start = time.perf_counter()
+    run = run_online(Gadget("lp-rs-mde", **ROUTES[route]), inst, horizon=inst.horizon, seed=seed)
+    wall = time.perf_counter() - start
+    check = check_gadget_schedule(inst, run.schedule)
+    if not check.ok:
+        raise AssertionError(f"{route} at {n_servers} servers: the schedule failed verification: "
+                             f"{check.violations[:3]}")
+    infos = [i for i in run.slot_info if i.get("jobs")]
+    embed = [float(i.get("solve_s", 0.0)) + float(i.get("build_s", 0.0)) + float(i.get("handoff_s", 0.0))
+             + float(i.get("decompose_s", 0.0)) for i in infos]
+    return {
+        "servers": n_servers, "route": route, "wall_s": wall, "slots": len(infos),
+        "active_jobs": [int(i["jobs"]) for i in infos],
+        "slot_s": _stats([i["seconds"] for i in infos]),
+        "select_solve_s": _stats([i.get("select_solve_s", 0.0) for i in infos]),
+        "select_build_s": _stats([i.get("select_build_s", 0.0) + i.get("select_handoff_s", 0.0) for i in infos]),
+        "embed_s": _stats(embed),
+        "pricing_s": _stats([i.get("pricing_s", 0.0) for i in infos]),
+        "colgen_rounds": [int(i.get("colgen_rounds", 0)) for i in infos],
+        "first_lp_value": float(infos[0]["lp_value"]), "first_augmented_value": float(infos[0]["augmented_value"]),
+        "total_utility": float(check.total_utility), "verified": True, "params": run.params,
+    }
+
+
+def exponent(rows: list[dict], route: str, smallest: int) -> float | None:
+    """Least-squares slope of log(median slot seconds) on log(servers), sizes >= ``smallest``."""
+    pts = [(r["servers"], r["slot_s"]["median"]) for r in rows if r["route"] == route and r["servers"] >= smallest]
+    if len(pts) < 2:
+        return None
+    x, y = np.log([p[0] for p in pts]), np.log([p[1] for p in pts])
+    return float(np.polyfit(x, y, 1)[0])
+
+
+def to_markdown(report: dict) -> str:
+    p = report["parameters"]
+    lines = [f"# {NAME}", "",
+             f"recorded {report['created']} on {report['machine']['platform']}, {report['machine']['cpu_count']} "
+             f"CPUs, load average after {report['machine'].get('load_average_after')}; parameters {p}", "",
+             "| servers | route | slot median s | slot p90 s | selection LP (HiGHS) median s | embedding median s "
+             "| of it pricing s | colgen rounds | first-slot LP value | first-slot augmented value "
+             "| total utility |",
+             "| ---: | :--- | ---: | ---: | ---: | ---: | ---: | :--- | ---: | ---: | ---: |"]
+    for r in report["rows"]:
+        rounds = ", ".join(map(str, r["colgen_rounds"])) if any(r["colgen_rounds"]) else "-"
+        lines.append(f"| {r['servers']} | {r['route']} | {r['slot_s']['median']:.2f} | {r['slot_s']['p90']:.2f} | "
+                     f"{r['select_solve_s']['median']:.2f} | {r['embed_s']['median']:.2f} | "
+                     f"{r['pricing_s']['median']:.2f} | {rounds} | {r['first_lp_value']:.10g} | "
+                     f"{r['first_augmented_value']:.10g} | {r['total_utility']:.8g} |")
+    lines += ["", f"Fitted exponent of the median slot time in the servers (sizes from {report['fit_from']} on): "
+              + ", ".join(f"{k} {v:.2f}" if v is not None else f"{k} -" for k, v in report["exponents"].items())
+              + ".", f"Selection-LP values equal across routes at every size: {report['lp_values_equal']}.", ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser(NAME, __doc__, "small clusters; print only").parse_args(argv)
+    params = dict(QUICK if args.quick else FULL)
+    start = time.perf_counter()
+    report = {**header(NAME, ("clusteropt", "highspy", "numpy")), "parameters": params, "rows": []}
+    one(min(params["servers"]), "colgen", {**params, "horizon": 1})  # warm-up, not recorded
+    for n in params["servers"]:
+        for route in ROUTES:
+            if route == "paper" and n > PAPER_MAX_SERVERS:
+                continue
+            row = one(n, route, params)
+            report["rows"].append(row)
+            print(f"{NAME}: {n} servers, {route}: slot median {row['slot_s']['median']:.2f} s", flush=True)
+    smallest = 100 if max(params["servers"]) > 100 else min(params["servers"])
+    report["fit_from"] = smallest
+    report["exponents"] = {route: exponent(report["rows"], route, smallest) for route in ROUTES}
+    by_size: dict[int, list[float]] = {}
+    for r in report["rows"]:
+        by_size.setdefault(r["servers"], []).append(r["first_lp_value"])
+    report["lp_values_equal"] = all(np.allclose(v, v[0], rtol=1e-7) for v in by_size.values())
+    finish(NAME, report, to_markdown, output_dir(args), start)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
