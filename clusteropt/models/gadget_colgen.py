@@ -127,15 +127,16 @@ def price_placements(lay: TreeLayout, kappa, unit, link, own_cap) -> PlacementPr
     Examples
     --------
     >>> from clusteropt.instances.gadget import fat_tree_cluster
-    >>> lay = tree_layout(fat_tree_cluster(4, n_racks=2, seed=0))   # servers 0, 1 | 2, 3
-    >>> unit = np.array([[1.0, 1.0, 5.0, 5.0]])
+    >>> lay = tree_layout(fat_tree_cluster(4, n_racks=2, seed=0))   # 4 servers, 3 switches
+    >>> unit = np.array([[1.0, 1.0, 5.0, 5.0]])   # servers 0 and 1 are cheap
     >>> link = np.zeros((1, 7))
+    >>> p = price_placements(lay, [3], unit, link, np.full((1, 4), 2))   # at most 2 workers a server
+    >>> float(p.cost[0]), p.counts.tolist()
+    (3.0, [[2, 1, 0, 0]])
+    >>> link[0, [0, 1]] = 10.0   # crossing the links of servers 0 and 1 now costs 10 each
     >>> p = price_placements(lay, [3], unit, link, np.full((1, 4), 2))
-    >>> float(p.cost[0]), p.counts.tolist()   # 2 + 1 on the cheap rack, then 5 for the third
-    (7.0, [[2, 1, 0, 0]])
-    >>> link[0, 4] = 10.0   # crossing into rack switch 4 (servers 0, 1) now costs 10
-    >>> float(price_placements(lay, [3], unit, link, np.full((1, 4), 2)).cost[0])
-    12.0
+    >>> float(p.cost[0]), p.counts.tolist()   # all on servers 2 and 3: 3 x 5
+    (15.0, [[0, 0, 1, 2]])
     """
     kappa = np.asarray(kappa, dtype=np.int64)
     unit = np.asarray(unit, dtype=float)
