@@ -16,6 +16,14 @@ at 50 .. 2,000 servers, 100 jobs that all arrive at slot 1 (sqrt utility), a sho
     (``select_algorithm="ipm"``).
 
 Each route runs up to its :data:`MAX_SERVERS`.
+
+``--cluster racks`` runs the same sweep on homogeneous racks, the topology
+:func:`clusteropt.instances.gadget_trace.read_alibaba_nodes` documents for a node list (racks of 16
+servers of one model, 100 Gbps to the rack switch, 800 Gbps to the core), read from a generated
+node list of 8-GPU nodes (not the trace's own: it is not in the repository), with the routes of
+:data:`RACK_ROUTES`: column generation with the interior-point selection LP over every server, and
+with the selection LP over classes of interchangeable servers (``select_classes=True``, one class
+per rack here; the same LP value).  Written as ``gadget_servers_racks.*``.
 Recorded per route and size: per-slot wall time (median, p90), the selection LP's HiGHS time, the
 embedding step (master + pricing for column generation), the first slot's selection-LP and augmented-LP
 values (the routes solve the same LPs: the selection values must agree; the augmented values agree
@@ -28,12 +36,15 @@ Run ``python -m benchmarks.gadget_servers`` (writes ``benchmarks/results/``) or 
 
 from __future__ import annotations
 
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
 from benchmarks._report import finish, header, output_dir, parser
 from clusteropt.instances.gadget import fat_tree_cluster, random_gadget
+from clusteropt.instances.gadget_trace import read_alibaba_nodes
 from clusteropt.online import run_online
 from clusteropt.online.gadget import Gadget
 from clusteropt.verify import check_gadget_schedule
@@ -46,6 +57,23 @@ ROUTES = {"paper": {}, "colgen": {"embed_route": "colgen"},
 #: Largest cluster each route runs on (None: every size): the paper's route grows about quadratically
 #: in the servers, the primal simplex on the selection LP a little less.
 MAX_SERVERS = {"paper": 200, "colgen": 400, "colgen-ipm": None}
+#: The routes of ``--cluster racks`` (every size).
+RACK_ROUTES = {"colgen-ipm": ROUTES["colgen-ipm"],
+               "classes": {"embed_route": "colgen", "select_classes": True},
+               "classes-ipm": {"embed_route": "colgen", "select_classes": True, "select_algorithm": "ipm"}}
+#: GPUs per node of the generated node list of ``--cluster racks``.
+RACK_NODE_GPUS = 8
+
+
+def rack_cluster(n_servers: int):
+    """``n_servers`` 8-GPU nodes read by :func:`read_alibaba_nodes` (its documented topology)."""
+    rows = ["sn,cpu_milli,memory_mib,gpu,model"] + [f"node-{k:05d},96000,786432,{RACK_NODE_GPUS},G8"
+                                                    for k in range(n_servers)]
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "nodes.csv"
+        path.write_text("\n".join(rows) + "\n")
+        cluster, _ = read_alibaba_nodes(path)
+    return cluster
 
 
 def _stats(values) -> dict:
@@ -56,11 +84,13 @@ def _stats(values) -> dict:
 
 def one(n_servers: int, route: str, params: dict) -> dict:
     seed = params["seed"]
-    cluster = fat_tree_cluster(n_servers, seed=seed)
+    racks = params.get("cluster") == "racks"
+    cluster = rack_cluster(n_servers) if racks else fat_tree_cluster(n_servers, seed=seed)
     inst = random_gadget(params["n_jobs"], cluster=cluster, horizon=params["horizon"], arrivals="zero",
                          utility=params["utility"], seed=seed)
     start = time.perf_counter()
-    run = run_online(Gadget("lp-rs-mde", **ROUTES[route]), inst, horizon=inst.horizon, seed=seed)
+    run = run_online(Gadget("lp-rs-mde", **(RACK_ROUTES if racks else ROUTES)[route]), inst, horizon=inst.horizon,
+                     seed=seed)
     wall = time.perf_counter() - start
     check = check_gadget_schedule(inst, run.schedule)
     if not check.ok:
@@ -94,7 +124,7 @@ def exponent(rows: list[dict], route: str, smallest: int) -> float | None:
 
 def to_markdown(report: dict) -> str:
     p = report["parameters"]
-    lines = [f"# {NAME}", "",
+    lines = [f"# {report['benchmark']}", "",
              f"recorded {report['created']} on {report['machine']['platform']}, {report['machine']['cpu_count']} "
              f"CPUs, load average after {report['machine'].get('load_average_after')}; parameters {p}", "",
              "| servers | route | slot median s | slot p90 s | selection LP (HiGHS) median s | embedding median s "
@@ -114,26 +144,32 @@ def to_markdown(report: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser(NAME, __doc__, "small clusters; print only").parse_args(argv)
-    params = dict(QUICK if args.quick else FULL)
+    cli = parser(NAME, __doc__, "small clusters; print only")
+    cli.add_argument("--cluster", choices=("paper", "racks"), default="paper",
+                     help="the paper's generator (default) or homogeneous racks (module docstring)")
+    args = cli.parse_args(argv)
+    params = {**(QUICK if args.quick else FULL), "cluster": args.cluster}
+    racks = args.cluster == "racks"
+    name = NAME + ("_racks" if racks else "")
+    routes = RACK_ROUTES if racks else ROUTES
     start = time.perf_counter()
-    report = {**header(NAME, ("clusteropt", "highspy", "numpy")), "parameters": params, "rows": []}
-    one(min(params["servers"]), "colgen", {**params, "horizon": 1})  # warm-up, not recorded
+    report = {**header(name, ("clusteropt", "highspy", "numpy")), "parameters": params, "rows": []}
+    one(min(params["servers"]), "colgen-ipm", {**params, "horizon": 1})  # warm-up, not recorded
     for n in params["servers"]:
-        for route in ROUTES:
-            if MAX_SERVERS[route] is not None and n > MAX_SERVERS[route]:
+        for route in routes:
+            if not racks and MAX_SERVERS[route] is not None and n > MAX_SERVERS[route]:
                 continue
             row = one(n, route, params)
             report["rows"].append(row)
-            print(f"{NAME}: {n} servers, {route}: slot median {row['slot_s']['median']:.2f} s", flush=True)
+            print(f"{name}: {n} servers, {route}: slot median {row['slot_s']['median']:.2f} s", flush=True)
     smallest = 100 if max(params["servers"]) > 100 else min(params["servers"])
     report["fit_from"] = smallest
-    report["exponents"] = {route: exponent(report["rows"], route, smallest) for route in ROUTES}
+    report["exponents"] = {route: exponent(report["rows"], route, smallest) for route in routes}
     by_size: dict[int, list[float]] = {}
     for r in report["rows"]:
         by_size.setdefault(r["servers"], []).append(r["first_lp_value"])
     report["lp_values_equal"] = all(np.allclose(v, v[0], rtol=1e-7) for v in by_size.values())
-    finish(NAME, report, to_markdown, output_dir(args), start)
+    finish(name, report, to_markdown, output_dir(args), start)
     return 0
 
 

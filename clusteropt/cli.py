@@ -716,6 +716,9 @@ def _ring_inline() -> int:
 @click.option("--select-lp", "select_algorithm", type=click.Choice(["simplex", "ipm"]), default=None,
               help="GADGET lp-rs-mde: HiGHS's algorithm for the ring-selection LP (simplex: primal simplex, the "
                    "default; ipm: interior point with crossover, faster from a few hundred servers on).")
+@click.option("--server-classes", "select_classes", is_flag=True,
+              help="GADGET lp-rs-mde: solve the ring-selection LP over classes of interchangeable servers (same "
+                   "rack, capacity and link bandwidth; the same LP value, far smaller on homogeneous racks).")
 @click.option("--fill", type=click.Choice(["greedy", "none"]), default=None,
               help="GADGET: greedy (default) ends every slot with the work-conserving fill of idle capacity; "
                    "none is Alg. 1 exactly as written.")
@@ -737,8 +740,8 @@ def _ring_inline() -> int:
 @click.option("--json", "json_path", type=str, default=None,
               help="Write the run's result to FILE (README; -: stdout).")
 def run_cmd(instance, policy, scheduler, lower_bound, kappa, online, epoch, frames, seed, requirement, slot_solver,
-            time_limit, mip_gap, warm, embed_route, select_algorithm, fill, epsilon, price_form, rounding_variant,
-            trace_fractional, json_path) -> None:
+            time_limit, mip_gap, warm, embed_route, select_algorithm, select_classes, fill, epsilon, price_form,
+            rounding_variant, trace_fractional, json_path) -> None:
     """Run a policy on an instance; its output is verified.
 
     Coflow (and concurrent-open-shop) instances: order and schedule.  Realtime instances (paper 002):
@@ -760,7 +763,7 @@ def run_cmd(instance, policy, scheduler, lower_bound, kappa, online, epoch, fram
     elif inst.kind == "gadget":
         _run_gadget(inst, policy or "gadget", slot_solver, time_limit, seed, json_path, fill=fill,
                     rounding=rounding_variant, mip_gap=mip_gap, warm=warm, embed_route=embed_route,
-                    select_algorithm=select_algorithm)
+                    select_algorithm=select_algorithm, select_classes=select_classes)
     elif inst.kind == "broker":
         _run_broker(inst, policy or "mlbroker", epsilon, price_form, seed, json_path, rounding_variant,
                     trace_fractional, mip_gap=mip_gap, time_limit=time_limit)
@@ -869,7 +872,7 @@ def _run_broker(inst, policy, epsilon, price_form, seed, json_path, rounding_var
 
 
 def _run_gadget(inst, policy, slot_solver, time_limit, seed, json_path, *, fill=None, rounding=None,
-                mip_gap=None, warm=False, embed_route=None, select_algorithm=None) -> None:
+                mip_gap=None, warm=False, embed_route=None, select_algorithm=None, select_classes=False) -> None:
     """GADGET runs.  ``--rounding paper`` (Alg. 2 lines 7-9) may overload servers and links, as
     Theorem 8 allows: such a run is reported (``verified false``, the overload in the summary line,
     a warning on stderr, the counts in the JSON) and exits 0, since the user asked for exactly
@@ -889,18 +892,19 @@ def _run_gadget(inst, policy, slot_solver, time_limit, seed, json_path, *, fill=
                            f"not {slot_solver}")
         if warm and slot_solver != "lp-rs-mde":
             raise BadInput(f"--warm re-solves the LPs of --slot-solver lp-rs-mde, not of {slot_solver}")
-        for option, value in (("--embed-route", embed_route), ("--select-lp", select_algorithm)):
+        for option, value in (("--embed-route", embed_route), ("--select-lp", select_algorithm),
+                              ("--server-classes", select_classes or None)):
             if value is not None and slot_solver != "lp-rs-mde":
                 raise BadInput(f"{option} is an option of --slot-solver lp-rs-mde, not of {slot_solver}")
         options = {"slot_solver": slot_solver, "fill": fill or "greedy", "rounding": rounding or "safe",
                    "warm": warm, "embed_route": embed_route or "lp",
-                   "select_algorithm": select_algorithm or "simplex"}
+                   "select_algorithm": select_algorithm or "simplex", "select_classes": bool(select_classes)}
         # unset: the policy's defaults (the exact slot solver's limit and gap), recorded in its params
         options.update({k: v for k, v in (("time_limit", time_limit), ("mip_gap", mip_gap)) if v is not None})
     else:
         for option, value in (("--fill", fill), ("--rounding", rounding), ("--mip-gap", mip_gap),
                               ("--warm", warm or None), ("--embed-route", embed_route),
-                              ("--select-lp", select_algorithm)):
+                              ("--select-lp", select_algorithm), ("--server-classes", select_classes or None)):
             if value is not None:
                 raise BadInput(f"{option} is a parameter of the gadget policy, not of {policy}")
         options = {}

@@ -173,6 +173,10 @@ def test_gadget_servers_quick(tmp_path):
     assert all(r["verified"] for r in report["rows"])
     assert all(min(r["colgen_rounds"]) >= 1 for r in report["rows"] if r["route"] != "paper")
     assert "colgen-ipm" in (tmp_path / "gadget_servers.md").read_text()
+    assert gadget_servers.main(["--quick", "--cluster", "racks", "--out", str(tmp_path)]) == 0
+    racks = json.loads((tmp_path / "gadget_servers_racks.json").read_text())
+    assert racks["lp_values_equal"] and {r["route"] for r in racks["rows"]} == set(gadget_servers.RACK_ROUTES)
+    assert all(r["params"]["select_classes"] for r in racks["rows"] if r["route"].startswith("classes"))
 
 
 def test_session_benchmarks_quick(tmp_path):

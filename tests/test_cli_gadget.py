@@ -87,7 +87,8 @@ def test_bad_input_is_one_line(small, tmp_path, capsys):
 # -- issue 19: what out.json records, fill / rounding options --------------------------------------
 
 PARAM_KEYS = {"slot_solver", "fill", "rounding", "form", "solver", "time_limit", "mip_gap", "rounds", "alpha",
-              "epsilon", "samples", "passes", "warm", "builder", "embed_route", "select_algorithm"}
+              "epsilon", "samples", "passes", "warm", "builder", "embed_route", "select_algorithm",
+              "select_classes"}
 
 
 def _recount(instance_path, data) -> float:
@@ -217,3 +218,10 @@ def test_colgen_and_ipm_from_the_cli(small, tmp_path, capsys):
         assert code == 2 and f"{option} is a parameter of the gadget policy" in err
     code, _, err = run(capsys, "run", small, "--slot-solver", "lp-rs-mde", "--warm", "--select-lp", "ipm")
     assert code == 2 and "warm" in err
+    classes_path = tmp_path / "classes.json"
+    code, out, _ = run(capsys, "run", small, "--slot-solver", "lp-rs-mde", "--server-classes", "--json",
+                       classes_path)
+    data = json.loads(classes_path.read_text())
+    assert code == 0 and "verified True" in out and data["params"]["select_classes"] is True
+    code, _, err = run(capsys, "run", small, "--server-classes")
+    assert code == 2 and "--server-classes" in err

@@ -68,7 +68,7 @@ from clusteropt.solvers.direct import WarmHighs, highs_termination, run_highs
 from clusteropt.solvers.result import NotOptimalError, SolveResult, Termination, settle
 
 __all__ = ["EmbeddingSolution", "MatrixLP", "allocation_from_matrix", "build_embedding_matrix",
-           "build_gvne_matrix", "solve_matrix"]
+           "build_gvne_matrix", "server_classes", "solve_matrix"]
 
 log = logging.getLogger(__name__)
 
@@ -215,10 +215,20 @@ class _Assembler:
         self.row_blocks.append((name, count, make_keys))
         self.n_rows += count
 
-    def finish(self, cost, col_lower, col_upper, col_fixed, col_blocks_spec):
+    def finish(self, cost, col_lower, col_upper, col_fixed, col_blocks_spec, *, col_map=None, row_drop=None):
+        """The canonical arrays and the blocks' positions.  ``col_map`` (n_cols,) merges columns
+        (entry of column c goes to ``col_map[c]``; a column no entry maps to and without cost is
+        left out) and ``row_drop`` (n_rows,) leaves rows out: :func:`build_gvne_matrix`'s server
+        classes.
+        """
         r = np.concatenate(self.rows) if self.rows else np.zeros(0, np.int64)
         c = np.concatenate(self.cols) if self.cols else np.zeros(0, np.int64)
         v = np.concatenate(self.vals) if self.vals else np.zeros(0)
+        if row_drop is not None:
+            on = ~row_drop[r]
+            r, c, v = r[on], c[on], v[on]
+        if col_map is not None:
+            c = col_map[c]
         nz = v != 0  # the compiler drops zero coefficients ...
         r, c, v = r[nz], c[nz], v[nz]
         row_keep = np.zeros(self.n_rows, dtype=bool)
@@ -262,7 +272,34 @@ def _fits(problem: SlotProblem) -> np.ndarray:
     return ratio.min(axis=2)
 
 
-def build_gvne_matrix(problem: SlotProblem, *, relax: bool = True) -> MatrixLP:
+def server_classes(cluster, layout=None) -> np.ndarray:
+    """``rep[s]``: the representative (smallest index) of server s's class of interchangeable servers.
+
+    Servers are interchangeable when they are leaves of the tree under the same parent, with the same
+    capacity row and the same bandwidth on their link both ways: swapping two of them maps the
+    cluster onto itself with every datum of problem (10).  Every other server is its own class.
+
+    >>> from clusteropt.instances.gadget import fat_tree_cluster
+    >>> c = fat_tree_cluster(6, n_racks=2, gpus=(8,), server_bw=(100, 100), seed=0)
+    >>> server_classes(c).tolist(), c.rack.tolist()   # one class per rack
+    ([0, 0, 2, 2, 2, 2], [0, 0, 1, 1, 1, 1])
+    """
+    lay = tree_layout(cluster) if layout is None else layout
+    n_s = cluster.n_servers
+    rep = np.arange(n_s)
+    seen: dict[tuple, int] = {}
+    idx = cluster.link_index()
+    for s in range(n_s):
+        if s == lay.root or lay.children[s]:
+            continue
+        p = lay.parent[s]
+        key = (p, tuple(cluster.capacity[s].tolist()), float(cluster.bandwidth[idx[s, p]]),
+               float(cluster.bandwidth[idx[p, s]]))
+        rep[s] = seen.setdefault(key, s)
+    return rep
+
+
+def build_gvne_matrix(problem: SlotProblem, *, relax: bool = True, classes: bool = False) -> MatrixLP:
     """The LP relaxation of the G-VNE ILP (12)-(19), tree form, as arrays: the model of
     ``build_gvne(problem, form="tree", relax=True)`` (module docstring).  With ``relax=False``
     the ILP itself, ``build_gvne(problem, form="tree")``: the same arrays with every column
@@ -273,6 +310,17 @@ def build_gvne_matrix(problem: SlotProblem, *, relax: bool = True) -> MatrixLP:
     ``x[i, s]`` (Eq. (5)), ``inside[i, c]``, ``outside[i, c]``, ``span[i, c]`` (Eq. (9)).  Rows:
     ``eq13``, ``ring_size``, ``eq5``, ``used``, ``inside_srv``, ``inside_up``, ``outside_def``,
     ``span_def``, ``eq18`` (Eqs. (16), (18)), ``eq19`` (Eqs. (17), (19)).
+
+    ``classes=True`` (LP relaxation only): the LP over classes of interchangeable servers
+    (:func:`server_classes`): one copy of every per-server variable and row for each class, its
+    representative's, with the class's size as the coefficient where the rows sum over servers
+    (``ring_size``, ``xbelow_def`` of the parent).  The same optimal value, because the LP is
+    invariant under swapping two servers of a class (with their variables and rows): averaging any
+    optimal solution over all such swaps gives an optimal solution whose copies agree within every
+    class, which is a solution of the class LP with the same objective, and every solution of the
+    class LP, copied to the class's servers, is one of the full LP.  ``chi`` (all Lemma 7 reads) is
+    that symmetric solution's; the other members' variables are not columns (``values`` gives NaN;
+    ``meta["rep"]`` says whose copy they share).  Tested against the full LP.
 
     Examples
     --------
@@ -417,10 +465,56 @@ def build_gvne_matrix(problem: SlotProblem, *, relax: bool = True) -> MatrixLP:
             ("xsum", slice(o_xs, o_out), lambda: [(i,) for i in jl]),
             ("outside", slice(o_out, o_span), grid(jl, tree_c.tolist())),
             ("span", slice(o_span, n_cols), grid(jl, tree_c.tolist()))]
+    col_map = row_drop = None
+    meta: dict = {"layout": lay}
+    if classes:
+        if not relax:
+            raise ValueError("classes=True folds the LP relaxation; the ILP has no symmetric optimum to fold to")
+        rep = server_classes(cl, lay)
+        meta["rep"] = rep
+        col_map, row_drop = _fold_classes(rep, n_j, n_s, n_r, tree_c, cpos, srv_c, pairs, asm,
+                                          {"y": o_y, "x": o_x, "inside": o_in, "xbelow": o_xb, "outside": o_out,
+                                           "span": o_span}, n_cols)
     cost, lo, hi, a, rlo, rhi, cblocks, rblocks = asm.finish(cost, col_lower, col_upper,
-                                                             np.zeros(n_cols, dtype=bool), spec)
-    return MatrixLP(f"gvne-tree-t{problem.t}", True, cost, lo, hi, a, rlo, rhi, cblocks, rblocks, "tree",
-                    {"layout": lay}, None if relax else _integer_columns(cost.size, cblocks, ("xbelow", "xsum")))
+                                                             np.zeros(n_cols, dtype=bool), spec, col_map=col_map,
+                                                             row_drop=row_drop)
+    return MatrixLP(f"gvne-tree-t{problem.t}" + ("-classes" if classes else ""), True, cost, lo, hi, a, rlo, rhi,
+                    cblocks, rblocks, "tree", meta,
+                    None if relax else _integer_columns(cost.size, cblocks, ("xbelow", "xsum")))
+
+
+def _fold_classes(rep, n_j, n_s, n_r, tree_c, cpos, srv_c, pairs, asm, offsets, n_cols):
+    """Column map and dropped rows of :func:`build_gvne_matrix`'s ``classes=True`` (pre-finish
+    numbering): every member's column goes to its representative's, every member's own row is left
+    out (after the merge it repeats the representative's).
+    """
+    member = np.flatnonzero(rep != np.arange(n_s))  # servers that are not their class's representative
+    col_map = np.arange(n_cols)
+    js = np.arange(n_j)[:, None]
+    for name in ("y", "x"):
+        o = offsets[name]
+        col_map[(o + js * n_s + member[None, :]).ravel()] = (o + js * n_s + rep[member][None, :]).ravel()
+    n_c = tree_c.size
+    q_member = np.array([cpos[int(s)] for s in member.tolist()], dtype=np.int64)
+    q_rep = np.array([cpos[int(rep[s])] for s in member.tolist()], dtype=np.int64)
+    for name in ("inside", "xbelow", "outside", "span"):
+        o = offsets[name]
+        col_map[(o + js * n_c + q_member[None, :]).ravel()] = (o + js * n_c + q_rep[None, :]).ravel()
+    is_member = np.zeros(max(n_s, int(tree_c.max()) + 1 if tree_c.size else 0) + 1, dtype=bool)
+    is_member[member] = True
+    per_block = {
+        "eq5": np.tile(is_member[:n_s], n_j), "used": np.tile(is_member[:n_s], n_j),
+        "inside_srv": np.tile(is_member[srv_c], n_j),
+        "inside_up": np.tile(is_member[np.array([d for _, d in pairs], dtype=np.int64)], n_j),
+        "xbelow_def": np.tile(is_member[tree_c], n_j), "outside_def": np.tile(is_member[tree_c], n_j),
+        "span_def": np.tile(is_member[tree_c], n_j), "eq18": np.repeat(is_member[:n_s], n_r),
+        "eq19": is_member[tree_c],
+    }
+    drop = []
+    for name, count, _ in asm.row_blocks:
+        mask = per_block.get(name)
+        drop.append(np.zeros(count, dtype=bool) if mask is None else mask)
+    return col_map, np.concatenate(drop) if drop else np.zeros(0, dtype=bool)
 
 
 def _integer_columns(n_cols: int, blocks, continuous) -> np.ndarray:

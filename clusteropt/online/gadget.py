@@ -195,6 +195,9 @@ class Gadget:
     select_algorithm : {"simplex", "ipm"}
         ``"lp-rs-mde"``: HiGHS's algorithm for the ring-selection LP
         (:data:`clusteropt.rounding.gadget.SELECT_ALGORITHMS`; default primal simplex; not with ``warm``).
+    select_classes : bool
+        ``"lp-rs-mde"``: the ring-selection LP over classes of interchangeable servers (same value;
+        :func:`clusteropt.models.gadget_matrix.server_classes`).  Default False.
     """
 
     name = "gadget"
@@ -203,10 +206,12 @@ class Gadget:
                  form: str = "auto", solver: str | None = None, time_limit: float | None = EXACT_TIME_LIMIT,
                  mip_gap: float | None = EXACT_MIP_GAP, rounds: int = 100, alpha: float = 1 / 3,
                  epsilon: float | None = None, samples: int = 8, passes: int = 5, warm: bool = False,
-                 builder: str = "auto", embed_route: str = "lp", select_algorithm: str = "simplex"):
+                 builder: str = "auto", embed_route: str = "lp", select_algorithm: str = "simplex",
+                 select_classes: bool = False):
         self.slot_solver = slot_solver
         self.embed_route = embed_route
         self.select_algorithm = select_algorithm
+        self.select_classes = select_classes
         self.fill = fill
         self.rounding = rounding
         self.form = form
@@ -248,6 +253,7 @@ class Gadget:
             "builder": self.builder if exact else None,
             "embed_route": self.embed_route if lp else None,
             "select_algorithm": self.select_algorithm if lp else None,
+            "select_classes": bool(self.select_classes) if lp else None,
         }
 
     def reset(self, instance: GadgetInstance, rng=None) -> None:
@@ -277,6 +283,11 @@ class Gadget:
         if self.embed_route == "colgen" and not instance.cluster.is_tree():
             raise ValueError("embed_route = 'colgen' needs a tree cluster (Cluster.is_tree() is False); "
                              "use embed_route = 'lp'")
+        if self.select_classes and self.slot_solver == "lp-rs-mde" and not (
+                instance.cluster.is_tree() and self.builder in ("auto", "matrix")
+                and (self.solver or "highs") == "highs" and self.form in ("auto", "tree")):
+            raise ValueError("select_classes = True folds the array-built selection LP: a tree cluster, HiGHS, "
+                             "builder 'auto' or 'matrix', form 'auto' or 'tree'")
         if self.rounding == "paper" and self.slot_solver != "lp-rs-mde":
             raise ValueError(f"rounding = 'paper' is Alg. 2's rounding: a mode of slot_solver 'lp-rs-mde', "
                              f"not of {self.slot_solver!r}")
@@ -351,7 +362,8 @@ def _lp_rs_mde(policy: Gadget, problem):
                             rounding=policy.rounding, samples=policy.samples, passes=policy.passes,
                             rounds=policy.rounds, alpha=policy.alpha, epsilon=policy.epsilon,
                             fill=policy.fill == "greedy", paths=policy.paths_, warm=policy.warm_,
-                            embed_route=policy.embed_route, select_algorithm=policy.select_algorithm)
+                            embed_route=policy.embed_route, select_algorithm=policy.select_algorithm,
+                            select_classes=policy.select_classes)
     info.setdefault("fill_gain", 0.0)
     return alloc, {**info, "gain": info.get("objective", 0.0)}
 

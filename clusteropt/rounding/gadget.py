@@ -142,7 +142,8 @@ def use_matrix(problem, form: str, solver: str | None, builder: str) -> bool:
     return ok
 
 
-def _select(problem, form: str, solver: str | None, builder: str, warm=None, options=SELECT_HIGHS_OPTIONS):
+def _select(problem, form: str, solver: str | None, builder: str, warm=None, options=SELECT_HIGHS_OPTIONS,
+            classes: bool = False):
     """:func:`select_rings` plus the build time: ``(selection, result, build_seconds)``; ``warm``:
     a :class:`~clusteropt.solvers.direct.WarmHighs` for the matrix route (None: cold).
     """
@@ -150,13 +151,16 @@ def _select(problem, form: str, solver: str | None, builder: str, warm=None, opt
     if use_matrix(problem, form, solver, builder):
         from clusteropt.models.gadget_matrix import build_gvne_matrix, solve_matrix
 
-        lp = build_gvne_matrix(problem)
+        lp = build_gvne_matrix(problem, classes=classes)
         t1 = time.perf_counter()
         res, x = solve_matrix(lp, options=options, warm=warm)  # raises unless optimal
         chi = lp.values_by_key(x, "chi")
     else:
         from clusteropt.models.gadget import build_gvne
 
+        if classes:
+            raise ValueError("select_classes = True folds the array-built selection LP (tree cluster, HiGHS, "
+                             "builder 'auto' or 'matrix')")
         model = build_gvne(problem, form=form, relax=True)
         t1 = time.perf_counter()
         # raises unless optimal: a ring selection from a failed LP means nothing
@@ -468,7 +472,8 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
               rounding: str = "safe", samples: int = 8, passes: int = 5, rounds: int = 100, alpha: float = 1 / 3,
               epsilon: float | None = None, fill: bool = True, paths=None, builder: str = "auto",
               warm: dict[str, Any] | None = None, embed_route: str = "lp",
-              select_algorithm: str = "simplex") -> tuple[SlotAllocation, dict[str, Any]]:
+              select_algorithm: str = "simplex", select_classes: bool = False
+              ) -> tuple[SlotAllocation, dict[str, Any]]:
     """Alg. 2 for one slot: ring selection (Lemma 7), the augmented LP with those sizes
     (:func:`build_embedding_lp`), its decomposition and a rounding.  Returns the allocation and
     timings / values for the record.
@@ -513,6 +518,11 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
     vertex; where the LP has several, Lemma 7 may keep other ring sizes.  Not with ``warm`` (a warm
     re-solve starts the simplex from a basis).
 
+    ``select_classes``: solve the ring-selection LP over classes of interchangeable servers
+    (:func:`clusteropt.models.gadget_matrix.build_gvne_matrix` with ``classes=True``; the array
+    route only): the same LP value, from an optimum that treats the servers of a class alike, so
+    Lemma 7 may keep other ring sizes than the full LP's vertex.
+
     Info keys: ``select_s`` (ring selection in all), ``select_build_s``, ``select_handoff_s``,
     ``select_solve_s`` (its build, hand-off to HiGHS, HiGHS's run); ``build_s``, ``handoff_s``,
     ``solve_s`` (the same for the augmented LP); ``decompose_s``, ``round_s``, ``seconds``;
@@ -543,7 +553,7 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
         raise ValueError("embed_route = 'colgen' prices placements on a tree cluster (Cluster.is_tree() is "
                          "False); use embed_route = 'lp'")
     info: dict[str, Any] = {"jobs": int(problem.jobs.size), "embed_route": embed_route,
-                            "select_algorithm": select_algorithm}
+                            "select_algorithm": select_algorithm, "select_classes": bool(select_classes)}
     if problem.jobs.size == 0:
         info.update({"rounding": rounding, "capacity_violations": 0, "max_load_ratio": 0.0, "fill_gain": 0.0,
                      "objective": 0.0})
@@ -555,7 +565,7 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
     if gaining.jobs.size:
         sel, res1, select_build = _select(gaining, form, solver, builder,
                                           warm=None if warm is None else warm["select"],
-                                          options=SELECT_ALGORITHMS[select_algorithm])
+                                          options=SELECT_ALGORITHMS[select_algorithm], classes=select_classes)
         select_builder = "matrix" if res1.backend == "matrix" else "pyomo"
     else:
         sel, res1, select_build, select_builder = RingSelection({}, 0.0, 0.0), None, 0.0, None

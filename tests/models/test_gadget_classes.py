@@ -1,0 +1,121 @@
+"""The ring-selection LP of paper 000 over classes of interchangeable servers (issue 22 item 1).
+
+Bars: ``build_gvne_matrix(classes=True)`` has the full LP's optimal value on clusters with one
+class per rack, with some classes, and with none (then it is the full LP, column for column); the
+class LP's solution copied to every member of its class is feasible in the full LP with the same
+objective (so the fold is the symmetric restriction, not merely a bound); LP-RS-MDE with
+``select_classes=True`` gives allocations the verifier accepts with the same ``lp_value``; the
+option is refused where it does not apply.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from clusteropt.instances.gadget import Cluster, fat_tree_cluster, random_gadget
+from clusteropt.models.gadget import slot_problem
+from clusteropt.models.gadget_matrix import build_gvne_matrix, server_classes, solve_matrix
+from clusteropt.online import run_online
+from clusteropt.online.gadget import make_policy
+from clusteropt.rounding.gadget import lp_rs_mde, select_rings
+from clusteropt.verify import check_gadget_allocation, check_gadget_schedule
+
+
+def _problem(kind: str, seed: int, n_jobs: int = 12, z: float = 0.0, utility: str = "sqrt"):
+    if kind == "racks":  # every rack one class
+        cl = fat_tree_cluster(16, n_racks=3, gpus=(8,), server_bw=(100, 100), seed=seed)
+    elif kind == "mixed":  # a few classes per rack, some singletons
+        cl = fat_tree_cluster(16, n_racks=2, gpus=(2, 8), server_bw=(40, 41), rack_bw=(60, 90), seed=seed)
+    else:  # the paper's generator: hardly any two servers alike
+        cl = fat_tree_cluster(12, seed=seed)
+    inst = random_gadget(n_jobs, cluster=cl, horizon=4, arrivals="zero", bandwidth=(5, 30), utility=utility,
+                         seed=seed)
+    return slot_problem(inst, 1, np.full(inst.n_jobs, z))
+
+
+def test_server_classes():
+    c = fat_tree_cluster(8, n_racks=2, gpus=(8,), server_bw=(100, 100), seed=0)
+    rep = server_classes(c)
+    assert all(rep[s] == min(np.flatnonzero(c.rack == c.rack[s])) for s in range(8))
+    het = fat_tree_cluster(30, seed=3)
+    rep = server_classes(het)
+    for s in np.flatnonzero(rep != np.arange(30)):  # any merge is a true twin
+        r = rep[s]
+        assert het.rack[s] == het.rack[r] and (het.capacity[s] == het.capacity[r]).all()
+    # a server with children is never merged: servers 0 (inner) and 3 both hang below switch 4
+    pairs = [(0, 1), (0, 2), (0, 4), (4, 3)]
+    links = [[u, v] for u, v in pairs] + [[v, u] for u, v in pairs]
+    tree = Cluster(capacity=np.array([[2.0], [2.0], [2.0], [2.0]]), links=np.array(links),
+                   bandwidth=np.full(len(links), 10.0), n_switches=1, resources=("gpu",))
+    assert server_classes(tree).tolist() == [0, 1, 1, 3]
+
+
+def _expand(folded, full, x):
+    """The class LP's solution copied to every member, as a vector of the full LP's columns."""
+    rep = folded.meta["rep"]
+    lay = folded.meta["layout"]
+    tree_c = sorted(lay.parent)
+    q = {c: k for k, c in enumerate(tree_c)}
+    vals = folded.values(x)
+    out = np.full(full.n_cols, np.nan)
+    for block in full.col_blocks:
+        v = vals[block.name].copy()
+        if block.name in ("y", "x"):
+            v = v.reshape(-1, rep.size)[:, rep].ravel()
+        elif block.name in ("inside", "xbelow", "outside", "span"):
+            src = np.array([q[int(rep[c])] if c < rep.size else q[c] for c in tree_c])
+            v = v.reshape(-1, len(tree_c))[:, src].ravel()
+        on = block.positions >= 0
+        out[block.positions[on]] = v[on]
+    return out
+
+
+@pytest.mark.parametrize(("kind", "seed", "z", "utility"),
+                         [("racks", 0, 0.0, "sqrt"), ("racks", 1, 2.0, "log"), ("mixed", 2, 0.0, "sqrt"),
+                          ("mixed", 3, 1.0, "sigmoid"), ("paper", 4, 0.0, "sqrt")])
+def test_class_lp_has_the_full_optimum_and_expands_to_a_full_solution(kind, seed, z, utility):
+    p = _problem(kind, seed, z=z, utility=utility)
+    full = build_gvne_matrix(p)
+    folded = build_gvne_matrix(p, classes=True)
+    n_classes = np.unique(folded.meta["rep"]).size
+    if kind == "paper" and n_classes == p.inst.cluster.n_servers:
+        assert (folded.n_rows, folded.n_cols) == (full.n_rows, full.n_cols)
+    else:
+        assert folded.n_cols < full.n_cols and folded.n_rows < full.n_rows
+    res_full, _ = solve_matrix(full)
+    res_fold, x = solve_matrix(folded)
+    assert res_fold.objective == pytest.approx(res_full.objective, rel=1e-8, abs=1e-8)
+    xf = _expand(folded, full, x)
+    assert not np.isnan(xf).any()
+    assert float(full.cost @ xf) == pytest.approx(res_full.objective, rel=1e-8, abs=1e-8)
+    act = full.a @ xf
+    tol = 1e-6 * np.maximum(1.0, np.abs(act))
+    assert (act >= full.row_lower - tol).all() and (act <= full.row_upper + tol).all()
+    assert (xf >= full.col_lower - 1e-9).all() and (xf <= full.col_upper + 1e-9).all()
+
+
+def test_lp_rs_mde_with_classes_is_verified_and_keeps_the_lp_value():
+    for seed in (0, 1):
+        p = _problem("racks", seed)
+        a, info = lp_rs_mde(p, rng=seed, select_classes=True)
+        _, ref = lp_rs_mde(p, rng=seed)
+        assert info["select_classes"] is True and info["lp_value"] == pytest.approx(ref["lp_value"], rel=1e-8)
+        check = check_gadget_allocation(p.inst, a, p.t, used=p.z_prev)
+        assert check.ok, check.violations[:3]
+    inst = _problem("racks", 2).inst
+    run = run_online(make_policy("gadget", slot_solver="lp-rs-mde", select_classes=True, embed_route="colgen"),
+                     inst, horizon=inst.horizon, seed=0)
+    assert check_gadget_schedule(inst, run.schedule).ok and run.params["select_classes"] is True
+
+
+def test_classes_refused_where_they_do_not_apply():
+    p = _problem("racks", 0)
+    with pytest.raises(ValueError, match="ILP"):
+        build_gvne_matrix(p, relax=False, classes=True)
+    with pytest.raises(ValueError, match="select_classes"):
+        lp_rs_mde(p, select_classes=True, builder="pyomo")
+    with pytest.raises(ValueError, match="select_classes"):
+        run_online(make_policy("gadget", slot_solver="lp-rs-mde", select_classes=True, builder="pyomo"), p.inst,
+                   horizon=1, seed=0)
+    assert select_rings(p)[0].lp_value > 0  # the default route untouched
