@@ -162,6 +162,9 @@ def test_gadget_warm_quick(tmp_path):
     assert report["lp_values_equal"] and report["runs"]["warm"]["select_warm_slots"] > 0
     assert report["runs"]["cold"]["select_warm_slots"] == 0
     assert "warm slots" in (tmp_path / "gadget_warm.md").read_text()
+    assert gadget_warm.main(["--quick", "--case", "fig4-1000", "--out", str(tmp_path)]) == 0
+    fig4 = json.loads((tmp_path / "gadget_warm_fig4-1000.json").read_text())
+    assert fig4["parameters"]["options"] == {"embed_route": "colgen"} and fig4["lp_values_equal"]
 
 
 def test_gadget_servers_quick(tmp_path):
