@@ -76,6 +76,9 @@ log = logging.getLogger(__name__)
 
 #: Default cap on pricing rounds of :func:`solve_embedding_colgen`.
 MAX_ROUNDS = 2000
+#: Relative gap between the Lagrangian bound and the master under which a round whose only
+#: entering placements are already in the master counts as converged.
+GAP_TOL = 1e-7
 
 
 @dataclasses.dataclass(frozen=True)
@@ -216,8 +219,9 @@ class ColgenResult:
         ``{job: [(varphi, Mapping), ...]}``: Alg. 2 lines 5-6, as
         :func:`~clusteropt.models.gadget_embedding.decompose_embedding` returns it.
     status : str
-        ``"converged"`` (no placement with positive reduced profit), ``"max_rounds"`` or
-        ``"time_limit"``.
+        ``"converged"`` (no placement with positive reduced profit, or only ones already in the
+        master with the bound within :data:`GAP_TOL` of it), ``"stalled"`` (only such placements,
+        with a larger gap), ``"max_rounds"`` or ``"time_limit"``; all but the first raise.
     rounds, columns : int
         Pricing rounds and placements generated.
     build_seconds, solve_seconds, pricing_seconds, total_seconds : float
@@ -344,7 +348,9 @@ def solve_embedding_colgen(problem: SlotProblem, kappa, *, tol: float = 1e-7, ma
             status = "converged"
             break
         if not fresh:  # only placements already in the master: HiGHS's duals are as good as they get
-            status = "stalled"
+            # converged after all when the Lagrangian bound meets the master (the duals' rounding)
+            gap_ok = best_bound - value <= GAP_TOL * max(1.0, abs(value))
+            status = "converged" if gap_ok else "stalled"
             break
         if rounds >= max_rounds:
             break
