@@ -14,6 +14,10 @@ at 50 .. 2,000 servers, 100 jobs that all arrive at slot 1 (sqrt utility), a sho
 ``colgen-ipm``
     Column generation, and the selection LP by HiGHS's interior point method with crossover
     (``select_algorithm="ipm"``).
+``colgen-capacity``
+    Column generation, and the selection LP first without its link rows, its solution certified
+    against the full LP (``select_route="capacity"``; the full LP is solved where the certificate
+    fails, counted in the column ``certified``).
 
 Each route runs up to its :data:`MAX_SERVERS`.
 
@@ -23,7 +27,8 @@ servers of one model, 100 Gbps to the rack switch, 800 Gbps to the core), read f
 node list of 8-GPU nodes (not the trace's own: it is not in the repository), with the routes of
 :data:`RACK_ROUTES`: column generation with the interior-point selection LP over every server, and
 with the selection LP over classes of interchangeable servers (``select_classes=True``, one class
-per rack here; the same LP value).  Written as ``gadget_servers_racks.*``.
+per rack here; the same LP value), through the certified capacity relaxation, and both.  Written as
+``gadget_servers_racks.*``.
 Recorded per route and size: per-slot wall time (median, p90), the selection LP's HiGHS time, the
 embedding step (master + pricing for column generation), the first slot's selection-LP and augmented-LP
 values (the routes solve the same LPs: the selection values must agree; the augmented values agree
@@ -53,14 +58,16 @@ NAME = "gadget_servers"
 FULL = {"servers": [50, 100, 200, 400, 1000, 2000], "n_jobs": 100, "horizon": 3, "utility": "sqrt", "seed": 0}
 QUICK = {"servers": [10, 20], "n_jobs": 8, "horizon": 2, "utility": "sqrt", "seed": 0}
 ROUTES = {"paper": {}, "colgen": {"embed_route": "colgen"},
-          "colgen-ipm": {"embed_route": "colgen", "select_algorithm": "ipm"}}
+          "colgen-ipm": {"embed_route": "colgen", "select_algorithm": "ipm"},
+          "colgen-capacity": {"embed_route": "colgen", "select_route": "capacity"}}
 #: Largest cluster each route runs on (None: every size): the paper's route grows about quadratically
 #: in the servers, the primal simplex on the selection LP a little less.
-MAX_SERVERS = {"paper": 200, "colgen": 400, "colgen-ipm": None}
+MAX_SERVERS = {"paper": 200, "colgen": 400, "colgen-ipm": None, "colgen-capacity": None}
 #: The routes of ``--cluster racks`` (every size).
 RACK_ROUTES = {"colgen-ipm": ROUTES["colgen-ipm"],
                "classes": {"embed_route": "colgen", "select_classes": True},
-               "classes-ipm": {"embed_route": "colgen", "select_classes": True, "select_algorithm": "ipm"}}
+               "colgen-capacity": ROUTES["colgen-capacity"],
+               "classes-capacity": {"embed_route": "colgen", "select_classes": True, "select_route": "capacity"}}
 #: GPUs per node of the generated node list of ``--cluster racks``.
 RACK_NODE_GPUS = 8
 
@@ -108,6 +115,7 @@ def one(n_servers: int, route: str, params: dict) -> dict:
         "embed_s": _stats(embed),
         "pricing_s": _stats([i.get("pricing_s", 0.0) for i in infos]),
         "colgen_rounds": [int(i.get("colgen_rounds", 0)) for i in infos],
+        "certified": [i.get("select_certified") for i in infos],
         "first_lp_value": float(infos[0]["lp_value"]), "first_augmented_value": float(infos[0]["augmented_value"]),
         "total_utility": float(check.total_utility), "verified": True, "params": run.params,
     }
@@ -128,14 +136,16 @@ def to_markdown(report: dict) -> str:
              f"recorded {report['created']} on {report['machine']['platform']}, {report['machine']['cpu_count']} "
              f"CPUs, load average after {report['machine'].get('load_average_after')}; parameters {p}", "",
              "| servers | route | slot median s | slot p90 s | selection LP (HiGHS) median s | embedding median s "
-             "| of it pricing s | colgen rounds | first-slot LP value | first-slot augmented value "
-             "| total utility |",
-             "| ---: | :--- | ---: | ---: | ---: | ---: | ---: | :--- | ---: | ---: | ---: |"]
+             "| of it pricing s | colgen rounds | certified slots | first-slot LP value "
+             "| first-slot augmented value | total utility |",
+             "| ---: | :--- | ---: | ---: | ---: | ---: | ---: | :--- | :--- | ---: | ---: | ---: |"]
     for r in report["rows"]:
         rounds = ", ".join(map(str, r["colgen_rounds"])) if any(r["colgen_rounds"]) else "-"
+        cert = r["certified"]
+        cert_s = f"{sum(bool(c) for c in cert)} of {len(cert)}" if any(c is not None for c in cert) else "-"
         lines.append(f"| {r['servers']} | {r['route']} | {r['slot_s']['median']:.2f} | {r['slot_s']['p90']:.2f} | "
                      f"{r['select_solve_s']['median']:.2f} | {r['embed_s']['median']:.2f} | "
-                     f"{r['pricing_s']['median']:.2f} | {rounds} | {r['first_lp_value']:.10g} | "
+                     f"{r['pricing_s']['median']:.2f} | {rounds} | {cert_s} | {r['first_lp_value']:.10g} | "
                      f"{r['first_augmented_value']:.10g} | {r['total_utility']:.8g} |")
     lines += ["", f"Fitted exponent of the median slot time in the servers (sizes from {report['fit_from']} on): "
               + ", ".join(f"{k} {v:.2f}" if v is not None else f"{k} -" for k, v in report["exponents"].items())

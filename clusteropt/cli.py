@@ -719,6 +719,9 @@ def _ring_inline() -> int:
 @click.option("--server-classes", "select_classes", is_flag=True,
               help="GADGET lp-rs-mde: solve the ring-selection LP over classes of interchangeable servers (same "
                    "rack, capacity and link bandwidth; the same LP value, far smaller on homogeneous racks).")
+@click.option("--select-route", type=click.Choice(["full", "capacity"]), default=None,
+              help="GADGET lp-rs-mde: solve the ring-selection LP as built (full, the default) or first without "
+                   "its link rows, certified against the full LP (capacity; the full LP only when that fails).")
 @click.option("--fill", type=click.Choice(["greedy", "none"]), default=None,
               help="GADGET: greedy (default) ends every slot with the work-conserving fill of idle capacity; "
                    "none is Alg. 1 exactly as written.")
@@ -740,8 +743,8 @@ def _ring_inline() -> int:
 @click.option("--json", "json_path", type=str, default=None,
               help="Write the run's result to FILE (README; -: stdout).")
 def run_cmd(instance, policy, scheduler, lower_bound, kappa, online, epoch, frames, seed, requirement, slot_solver,
-            time_limit, mip_gap, warm, embed_route, select_algorithm, select_classes, fill, epsilon, price_form,
-            rounding_variant, trace_fractional, json_path) -> None:
+            time_limit, mip_gap, warm, embed_route, select_algorithm, select_classes, select_route, fill, epsilon,
+            price_form, rounding_variant, trace_fractional, json_path) -> None:
     """Run a policy on an instance; its output is verified.
 
     Coflow (and concurrent-open-shop) instances: order and schedule.  Realtime instances (paper 002):
@@ -763,7 +766,7 @@ def run_cmd(instance, policy, scheduler, lower_bound, kappa, online, epoch, fram
     elif inst.kind == "gadget":
         _run_gadget(inst, policy or "gadget", slot_solver, time_limit, seed, json_path, fill=fill,
                     rounding=rounding_variant, mip_gap=mip_gap, warm=warm, embed_route=embed_route,
-                    select_algorithm=select_algorithm, select_classes=select_classes)
+                    select_algorithm=select_algorithm, select_classes=select_classes, select_route=select_route)
     elif inst.kind == "broker":
         _run_broker(inst, policy or "mlbroker", epsilon, price_form, seed, json_path, rounding_variant,
                     trace_fractional, mip_gap=mip_gap, time_limit=time_limit)
@@ -872,7 +875,8 @@ def _run_broker(inst, policy, epsilon, price_form, seed, json_path, rounding_var
 
 
 def _run_gadget(inst, policy, slot_solver, time_limit, seed, json_path, *, fill=None, rounding=None,
-                mip_gap=None, warm=False, embed_route=None, select_algorithm=None, select_classes=False) -> None:
+                mip_gap=None, warm=False, embed_route=None, select_algorithm=None, select_classes=False,
+                select_route=None) -> None:
     """GADGET runs.  ``--rounding paper`` (Alg. 2 lines 7-9) may overload servers and links, as
     Theorem 8 allows: such a run is reported (``verified false``, the overload in the summary line,
     a warning on stderr, the counts in the JSON) and exits 0, since the user asked for exactly
@@ -893,18 +897,20 @@ def _run_gadget(inst, policy, slot_solver, time_limit, seed, json_path, *, fill=
         if warm and slot_solver != "lp-rs-mde":
             raise BadInput(f"--warm re-solves the LPs of --slot-solver lp-rs-mde, not of {slot_solver}")
         for option, value in (("--embed-route", embed_route), ("--select-lp", select_algorithm),
-                              ("--server-classes", select_classes or None)):
+                              ("--server-classes", select_classes or None), ("--select-route", select_route)):
             if value is not None and slot_solver != "lp-rs-mde":
                 raise BadInput(f"{option} is an option of --slot-solver lp-rs-mde, not of {slot_solver}")
         options = {"slot_solver": slot_solver, "fill": fill or "greedy", "rounding": rounding or "safe",
                    "warm": warm, "embed_route": embed_route or "lp",
-                   "select_algorithm": select_algorithm or "simplex", "select_classes": bool(select_classes)}
+                   "select_algorithm": select_algorithm or "simplex", "select_classes": bool(select_classes),
+                   "select_route": select_route or "full"}
         # unset: the policy's defaults (the exact slot solver's limit and gap), recorded in its params
         options.update({k: v for k, v in (("time_limit", time_limit), ("mip_gap", mip_gap)) if v is not None})
     else:
         for option, value in (("--fill", fill), ("--rounding", rounding), ("--mip-gap", mip_gap),
                               ("--warm", warm or None), ("--embed-route", embed_route),
-                              ("--select-lp", select_algorithm), ("--server-classes", select_classes or None)):
+                              ("--select-lp", select_algorithm), ("--server-classes", select_classes or None),
+                              ("--select-route", select_route)):
             if value is not None:
                 raise BadInput(f"{option} is a parameter of the gadget policy, not of {policy}")
         options = {}

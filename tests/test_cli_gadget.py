@@ -88,7 +88,7 @@ def test_bad_input_is_one_line(small, tmp_path, capsys):
 
 PARAM_KEYS = {"slot_solver", "fill", "rounding", "form", "solver", "time_limit", "mip_gap", "rounds", "alpha",
               "epsilon", "samples", "passes", "warm", "builder", "embed_route", "select_algorithm",
-              "select_classes"}
+              "select_classes", "select_route"}
 
 
 def _recount(instance_path, data) -> float:
@@ -225,3 +225,9 @@ def test_colgen_and_ipm_from_the_cli(small, tmp_path, capsys):
     assert code == 0 and "verified True" in out and data["params"]["select_classes"] is True
     code, _, err = run(capsys, "run", small, "--server-classes")
     assert code == 2 and "--server-classes" in err
+    route_path = tmp_path / "route.json"
+    code, out, _ = run(capsys, "run", small, "--slot-solver", "lp-rs-mde", "--select-route", "capacity", "--json",
+                       route_path)
+    data = json.loads(route_path.read_text())
+    assert code == 0 and "verified True" in out and data["params"]["select_route"] == "capacity"
+    assert all(isinstance(i["select_certified"], bool) for i in data["slot_info"] if i.get("lp_jobs"))

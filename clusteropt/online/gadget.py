@@ -198,6 +198,9 @@ class Gadget:
     select_classes : bool
         ``"lp-rs-mde"``: the ring-selection LP over classes of interchangeable servers (same value;
         :func:`clusteropt.models.gadget_matrix.server_classes`).  Default False.
+    select_route : {"full", "capacity"}
+        ``"lp-rs-mde"``: solve the ring-selection LP as built (default), or first without its link
+        rows and certify the result against it (:data:`clusteropt.rounding.gadget.SELECT_ROUTES`).
     """
 
     name = "gadget"
@@ -207,11 +210,12 @@ class Gadget:
                  mip_gap: float | None = EXACT_MIP_GAP, rounds: int = 100, alpha: float = 1 / 3,
                  epsilon: float | None = None, samples: int = 8, passes: int = 5, warm: bool = False,
                  builder: str = "auto", embed_route: str = "lp", select_algorithm: str = "simplex",
-                 select_classes: bool = False):
+                 select_classes: bool = False, select_route: str = "full"):
         self.slot_solver = slot_solver
         self.embed_route = embed_route
         self.select_algorithm = select_algorithm
         self.select_classes = select_classes
+        self.select_route = select_route
         self.fill = fill
         self.rounding = rounding
         self.form = form
@@ -254,6 +258,7 @@ class Gadget:
             "embed_route": self.embed_route if lp else None,
             "select_algorithm": self.select_algorithm if lp else None,
             "select_classes": bool(self.select_classes) if lp else None,
+            "select_route": self.select_route if lp else None,
         }
 
     def reset(self, instance: GadgetInstance, rng=None) -> None:
@@ -283,11 +288,15 @@ class Gadget:
         if self.embed_route == "colgen" and not instance.cluster.is_tree():
             raise ValueError("embed_route = 'colgen' needs a tree cluster (Cluster.is_tree() is False); "
                              "use embed_route = 'lp'")
-        if self.select_classes and self.slot_solver == "lp-rs-mde" and not (
+        from clusteropt.rounding.gadget import SELECT_ROUTES
+
+        if self.select_route not in SELECT_ROUTES:
+            raise ValueError(f"select_route = {self.select_route!r}; expected one of {SELECT_ROUTES}")
+        if (self.select_classes or self.select_route != "full") and self.slot_solver == "lp-rs-mde" and not (
                 instance.cluster.is_tree() and self.builder in ("auto", "matrix")
                 and (self.solver or "highs") == "highs" and self.form in ("auto", "tree")):
-            raise ValueError("select_classes = True folds the array-built selection LP: a tree cluster, HiGHS, "
-                             "builder 'auto' or 'matrix', form 'auto' or 'tree'")
+            raise ValueError("select_classes = True and select_route = 'capacity' need the array-built selection "
+                             "LP: a tree cluster, HiGHS, builder 'auto' or 'matrix', form 'auto' or 'tree'")
         if self.rounding == "paper" and self.slot_solver != "lp-rs-mde":
             raise ValueError(f"rounding = 'paper' is Alg. 2's rounding: a mode of slot_solver 'lp-rs-mde', "
                              f"not of {self.slot_solver!r}")
@@ -363,7 +372,7 @@ def _lp_rs_mde(policy: Gadget, problem):
                             rounds=policy.rounds, alpha=policy.alpha, epsilon=policy.epsilon,
                             fill=policy.fill == "greedy", paths=policy.paths_, warm=policy.warm_,
                             embed_route=policy.embed_route, select_algorithm=policy.select_algorithm,
-                            select_classes=policy.select_classes)
+                            select_classes=policy.select_classes, select_route=policy.select_route)
     info.setdefault("fill_gain", 0.0)
     return alloc, {**info, "gain": info.get("objective", 0.0)}
 

@@ -73,6 +73,12 @@ EMBED_ROUTES = ("lp", "colgen")
 #: HiGHS's algorithm for the ring-selection LP (Alg. 2 line 3): primal simplex
 #: (:data:`SELECT_HIGHS_OPTIONS`, the default) or the interior-point method with crossover (a vertex
 #: as well; faster from a few hundred servers on, ``python -m benchmarks.gadget_servers``).
+#: How the ring-selection LP is solved: ``"full"`` as built; ``"capacity"`` first without its link
+#: and ring-crossing rows (:func:`clusteropt.models.gadget_matrix.capacity_relaxation`), whose
+#: solution, extended at the smallest values the rows allow, is checked against the full LP
+#: (a feasible extension has the relaxation's value, so it is optimal); the full LP is solved only
+#: when the check fails (recorded as ``select_certified``).
+SELECT_ROUTES = ("full", "capacity")
 SELECT_ALGORITHMS = MappingProxyType({"simplex": SELECT_HIGHS_OPTIONS,
                                       "ipm": MappingProxyType({"solver": "ipm", "run_crossover": "on"})})
 
@@ -143,24 +149,46 @@ def use_matrix(problem, form: str, solver: str | None, builder: str) -> bool:
 
 
 def _select(problem, form: str, solver: str | None, builder: str, warm=None, options=SELECT_HIGHS_OPTIONS,
-            classes: bool = False):
+            classes: bool = False, route: str = "full", record: dict | None = None):
     """:func:`select_rings` plus the build time: ``(selection, result, build_seconds)``; ``warm``:
-    a :class:`~clusteropt.solvers.direct.WarmHighs` for the matrix route (None: cold).
+    a :class:`~clusteropt.solvers.direct.WarmHighs` for the matrix route (None: cold).  ``route``:
+    :data:`SELECT_ROUTES`; ``record`` receives ``select_certified`` (and the relaxation's time and
+    violation) for the ``"capacity"`` route.
     """
     t0 = time.perf_counter()
     if use_matrix(problem, form, solver, builder):
-        from clusteropt.models.gadget_matrix import build_gvne_matrix, solve_matrix
+        from clusteropt.models.gadget_matrix import (
+            build_gvne_matrix,
+            capacity_relaxation,
+            certify_extension,
+            extend_capacity_solution,
+            solve_matrix,
+        )
 
         lp = build_gvne_matrix(problem, classes=classes)
         t1 = time.perf_counter()
+        if route == "capacity":
+            sub = capacity_relaxation(lp)
+            res, x_sub = solve_matrix(sub, options=options)  # raises unless optimal
+            assert x_sub is not None
+            ok, violation = certify_extension(lp, extend_capacity_solution(problem, lp, sub, x_sub))
+            if record is not None:
+                record.update({"select_certified": ok, "select_violation": violation,
+                               "select_relaxation_s": res.solve_seconds})
+            if ok:
+                kappa, kept = select_from_chi(problem, sub.values_by_key(x_sub, "chi"))
+                assert res.objective is not None
+                return RingSelection(kappa, float(res.objective), kept), res, t1 - t0
+            log.info("slot %d: the capacity relaxation's solution violates the full LP by %.3g; solving it",
+                     problem.t, violation)
         res, x = solve_matrix(lp, options=options, warm=warm)  # raises unless optimal
         chi = lp.values_by_key(x, "chi")
     else:
         from clusteropt.models.gadget import build_gvne
 
-        if classes:
-            raise ValueError("select_classes = True folds the array-built selection LP (tree cluster, HiGHS, "
-                             "builder 'auto' or 'matrix')")
+        if classes or route != "full":
+            raise ValueError("select_classes = True and select_route = 'capacity' need the array-built "
+                             "selection LP (tree cluster, HiGHS, builder 'auto' or 'matrix')")
         model = build_gvne(problem, form=form, relax=True)
         t1 = time.perf_counter()
         # raises unless optimal: a ring selection from a failed LP means nothing
@@ -472,7 +500,7 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
               rounding: str = "safe", samples: int = 8, passes: int = 5, rounds: int = 100, alpha: float = 1 / 3,
               epsilon: float | None = None, fill: bool = True, paths=None, builder: str = "auto",
               warm: dict[str, Any] | None = None, embed_route: str = "lp",
-              select_algorithm: str = "simplex", select_classes: bool = False
+              select_algorithm: str = "simplex", select_classes: bool = False, select_route: str = "full"
               ) -> tuple[SlotAllocation, dict[str, Any]]:
     """Alg. 2 for one slot: ring selection (Lemma 7), the augmented LP with those sizes
     (:func:`build_embedding_lp`), its decomposition and a rounding.  Returns the allocation and
@@ -523,6 +551,10 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
     route only): the same LP value, from an optimum that treats the servers of a class alike, so
     Lemma 7 may keep other ring sizes than the full LP's vertex.
 
+    ``select_route``: :data:`SELECT_ROUTES`; with ``"capacity"`` the info has ``select_certified``
+    (whether the relaxation's solution was certified optimal for the full LP), ``select_violation``
+    (its extension's largest relative violation of the full LP) and ``select_relaxation_s``.
+
     Info keys: ``select_s`` (ring selection in all), ``select_build_s``, ``select_handoff_s``,
     ``select_solve_s`` (its build, hand-off to HiGHS, HiGHS's run); ``build_s``, ``handoff_s``,
     ``solve_s`` (the same for the augmented LP); ``decompose_s``, ``round_s``, ``seconds``;
@@ -543,6 +575,8 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
         raise ValueError(f"rounding = {rounding!r}; expected one of {ROUNDINGS}")
     if embed_route not in EMBED_ROUTES:
         raise ValueError(f"embed_route = {embed_route!r}; expected one of {EMBED_ROUTES}")
+    if select_route not in SELECT_ROUTES:
+        raise ValueError(f"select_route = {select_route!r}; expected one of {SELECT_ROUTES}")
     if select_algorithm not in SELECT_ALGORITHMS:
         raise ValueError(f"select_algorithm = {select_algorithm!r}; expected one of {tuple(SELECT_ALGORITHMS)}")
     if select_algorithm != "simplex" and warm is not None:
@@ -553,7 +587,8 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
         raise ValueError("embed_route = 'colgen' prices placements on a tree cluster (Cluster.is_tree() is "
                          "False); use embed_route = 'lp'")
     info: dict[str, Any] = {"jobs": int(problem.jobs.size), "embed_route": embed_route,
-                            "select_algorithm": select_algorithm, "select_classes": bool(select_classes)}
+                            "select_algorithm": select_algorithm, "select_classes": bool(select_classes),
+                            "select_route": select_route}
     if problem.jobs.size == 0:
         info.update({"rounding": rounding, "capacity_violations": 0, "max_load_ratio": 0.0, "fill_gain": 0.0,
                      "objective": 0.0})
@@ -565,7 +600,8 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
     if gaining.jobs.size:
         sel, res1, select_build = _select(gaining, form, solver, builder,
                                           warm=None if warm is None else warm["select"],
-                                          options=SELECT_ALGORITHMS[select_algorithm], classes=select_classes)
+                                          options=SELECT_ALGORITHMS[select_algorithm], classes=select_classes,
+                                          route=select_route, record=info)
         select_builder = "matrix" if res1.backend == "matrix" else "pyomo"
     else:
         sel, res1, select_build, select_builder = RingSelection({}, 0.0, 0.0), None, 0.0, None

@@ -1,11 +1,14 @@
-"""The ring-selection LP of paper 000 over classes of interchangeable servers (issue 22 item 1).
+"""The ring-selection LP of paper 000 made smaller without changing its optimum (issue 22 item 1):
+over classes of interchangeable servers, and through its capacity relaxation with a certificate.
 
 Bars: ``build_gvne_matrix(classes=True)`` has the full LP's optimal value on clusters with one
 class per rack, with some classes, and with none (then it is the full LP, column for column); the
 class LP's solution copied to every member of its class is feasible in the full LP with the same
 objective (so the fold is the symmetric restriction, not merely a bound); LP-RS-MDE with
 ``select_classes=True`` gives allocations the verifier accepts with the same ``lp_value``; the
-option is refused where it does not apply.
+option is refused where it does not apply.  The capacity relaxation's value is never below the LP's;
+where its extended solution is certified feasible the two values agree, and where it is not (an instance
+built so that the link rows bind) LP-RS-MDE solves the full LP and reports the same ``lp_value``.
 """
 
 from __future__ import annotations
@@ -15,7 +18,14 @@ import pytest
 
 from clusteropt.instances.gadget import Cluster, fat_tree_cluster, random_gadget
 from clusteropt.models.gadget import slot_problem
-from clusteropt.models.gadget_matrix import build_gvne_matrix, server_classes, solve_matrix
+from clusteropt.models.gadget_matrix import (
+    build_gvne_matrix,
+    capacity_relaxation,
+    certify_extension,
+    extend_capacity_solution,
+    server_classes,
+    solve_matrix,
+)
 from clusteropt.online import run_online
 from clusteropt.online.gadget import make_policy
 from clusteropt.rounding.gadget import lp_rs_mde, select_rings
@@ -119,3 +129,50 @@ def test_classes_refused_where_they_do_not_apply():
         run_online(make_policy("gadget", slot_solver="lp-rs-mde", select_classes=True, builder="pyomo"), p.inst,
                    horizon=1, seed=0)
     assert select_rings(p)[0].lp_value > 0  # the default route untouched
+
+
+def _links_bind():
+    """Two 2-GPU servers on 1-Gbps links and jobs of 4 workers at 10 Gbps: the capacity relaxation
+    fills both servers, and its extension loads each link 5 Gbps."""
+    pairs = [(0, 2), (1, 2)]
+    links = [[u, v] for u, v in pairs] + [[v, u] for u, v in pairs]
+    cl = Cluster(capacity=np.array([[2.0], [2.0]]), links=np.array(links), bandwidth=np.full(4, 1.0), n_switches=1,
+                 resources=("gpu",))
+    inst = random_gadget(2, workers=(4, 4), cluster=cl, horizon=3, arrivals="zero", bandwidth=(10, 10),
+                         utility="sqrt", seed=0)
+    return slot_problem(inst, 1)
+
+
+@pytest.mark.parametrize(("kind", "seed", "classes"), [("racks", 0, False), ("racks", 1, True), ("mixed", 2, True),
+                                                       ("paper", 4, False), ("binding", 0, False)])
+def test_capacity_relaxation_certificate(kind, seed, classes):
+    p = _links_bind() if kind == "binding" else _problem(kind, seed)
+    lp = build_gvne_matrix(p, classes=classes)
+    sub = capacity_relaxation(lp)
+    assert sub.n_cols < lp.n_cols and sub.n_rows < lp.n_rows
+    res_sub, x_sub = solve_matrix(sub)
+    res_full, _ = solve_matrix(lp)
+    assert res_sub.objective >= res_full.objective - 1e-7 * max(1.0, abs(res_full.objective))
+    x = extend_capacity_solution(p, lp, sub, x_sub)
+    assert float(lp.cost @ x) == pytest.approx(res_sub.objective, rel=1e-9)  # the objective reads chi only
+    ok, violation = certify_extension(lp, x)
+    if kind == "binding":
+        assert not ok and violation > 1 and res_sub.objective > res_full.objective + 1
+    else:
+        assert ok, violation
+        assert res_sub.objective == pytest.approx(res_full.objective, rel=1e-8)
+
+
+def test_lp_rs_mde_capacity_route_certifies_or_falls_back():
+    for p, certified in ((_problem("racks", 0), True), (_links_bind(), False)):
+        alloc, info = lp_rs_mde(p, rng=0, select_route="capacity")
+        _, ref = lp_rs_mde(p, rng=0)
+        assert info["select_certified"] is certified and info["select_route"] == "capacity"
+        assert info["lp_value"] == pytest.approx(ref["lp_value"], rel=1e-8)
+        check = check_gadget_allocation(p.inst, alloc, p.t, used=p.z_prev)
+        assert check.ok, check.violations[:3]
+    assert "select_certified" not in lp_rs_mde(_problem("racks", 0), rng=0)[1]
+    with pytest.raises(ValueError, match="select_route"):
+        lp_rs_mde(_problem("racks", 0), select_route="lagrange")
+    with pytest.raises(ValueError, match="select_route"):
+        lp_rs_mde(_problem("racks", 0), select_route="capacity", builder="pyomo")

@@ -261,7 +261,7 @@ def test_gadget_params_and_bad_options():
     assert p == {"slot_solver": "exact", "fill": "none", "rounding": None, "form": "auto", "solver": "highs",
                  "time_limit": 5.0, "mip_gap": 0.01, "rounds": None, "alpha": None, "epsilon": None,
                  "samples": None, "passes": None, "warm": None, "builder": "auto", "embed_route": None,
-                 "select_algorithm": None, "select_classes": None}
+                 "select_algorithm": None, "select_classes": None, "select_route": None}
     p = make_policy("gadget", slot_solver="exact").get_params()
     assert p["time_limit"] == EXACT_TIME_LIMIT == 60.0 and p["mip_gap"] == EXACT_MIP_GAP == 1e-4
     p = make_policy("gadget", slot_solver="lp-rs-mde", rounding="paper").get_params()
@@ -274,7 +274,8 @@ def test_gadget_params_and_bad_options():
                            ({"rounding": "paper"}, "lp-rs-mde"), ({"builder": "numpy"}, "builder"),
                            ({"slot_solver": "lp-rs-mde", "embed_route": "dw"}, "embed_route"),
                            ({"slot_solver": "lp-rs-mde", "select_algorithm": "pdlp"}, "select_algorithm"),
-                           ({"slot_solver": "lp-rs-mde", "select_algorithm": "ipm", "warm": True}, "warm")):
+                           ({"slot_solver": "lp-rs-mde", "select_algorithm": "ipm", "warm": True}, "warm"),
+                           ({"slot_solver": "lp-rs-mde", "select_route": "dual"}, "select_route")):
         with pytest.raises(ValueError, match=match):
             run_online(make_policy("gadget", **options), inst, horizon=1, seed=0)
     run = run_online(make_policy("gadget", fill="none"), inst, horizon=2, seed=0)
