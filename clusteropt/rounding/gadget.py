@@ -169,7 +169,7 @@ def _select(problem, form: str, solver: str | None, builder: str, warm=None, opt
         t1 = time.perf_counter()
         if route == "capacity":
             sub = capacity_relaxation(lp)
-            res, x_sub = solve_matrix(sub, options=options)  # raises unless optimal
+            res, x_sub = solve_matrix(sub, options=options, warm=warm)  # raises unless optimal
             assert x_sub is not None
             ok, violation = certify_extension(lp, extend_capacity_solution(problem, lp, sub, x_sub))
             if record is not None:
@@ -181,6 +181,7 @@ def _select(problem, form: str, solver: str | None, builder: str, warm=None, opt
                 return RingSelection(kappa, float(res.objective), kept), res, t1 - t0
             log.info("slot %d: the capacity relaxation's solution violates the full LP by %.3g; solving it",
                      problem.t, violation)
+            warm = None  # the held model is the relaxation's
         res, x = solve_matrix(lp, options=options, warm=warm)  # raises unless optimal
         chi = lp.values_by_key(x, "chi")
     else:
@@ -551,7 +552,9 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
     route only): the same LP value, from an optimum that treats the servers of a class alike, so
     Lemma 7 may keep other ring sizes than the full LP's vertex.
 
-    ``select_route``: :data:`SELECT_ROUTES`; with ``"capacity"`` the info has ``select_certified``
+    ``select_route``: :data:`SELECT_ROUTES` (with ``warm``, the held selection model is then the
+    relaxation's, and a full LP after a failed certificate is solved cold); with ``"capacity"`` the
+    info has ``select_certified``
     (whether the relaxation's solution was certified optimal for the full LP), ``select_violation``
     (its extension's largest relative violation of the full LP) and ``select_relaxation_s``.
 

@@ -176,3 +176,17 @@ def test_lp_rs_mde_capacity_route_certifies_or_falls_back():
         lp_rs_mde(_problem("racks", 0), select_route="lagrange")
     with pytest.raises(ValueError, match="select_route"):
         lp_rs_mde(_problem("racks", 0), select_route="capacity", builder="pyomo")
+
+
+def test_capacity_route_with_warm_resolves():
+    inst = _problem("racks", 3).inst
+    cold = run_online(make_policy("gadget", slot_solver="lp-rs-mde", select_route="capacity"), inst,
+                      horizon=inst.horizon, seed=0)
+    warm = run_online(make_policy("gadget", slot_solver="lp-rs-mde", select_route="capacity", warm=True), inst,
+                      horizon=inst.horizon, seed=0)
+    for a, b in zip(cold.slot_info, warm.slot_info, strict=True):
+        if a.get("lp_jobs"):
+            assert a["select_certified"] and b["select_certified"]
+            assert b["lp_value"] == pytest.approx(a["lp_value"], rel=1e-8)
+    assert any(i.get("select_warm") for i in warm.slot_info)
+    assert check_gadget_schedule(inst, warm.schedule).ok
