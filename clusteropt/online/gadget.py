@@ -269,34 +269,29 @@ class Gadget:
             raise ValueError(f"fill = {self.fill!r}; expected one of {FILLS}")
         if self.rounding not in ROUNDINGS:
             raise ValueError(f"rounding = {self.rounding!r}; expected one of {ROUNDINGS}")
-        from clusteropt.rounding.gadget import BUILDERS
+        from clusteropt.rounding.gadget import BUILDERS, EMBED_ROUTES, SELECT_ALGORITHMS, SELECT_ROUTES
 
         if self.builder not in BUILDERS:
             raise ValueError(f"builder = {self.builder!r}; expected one of {BUILDERS}")
-        from clusteropt.rounding.gadget import EMBED_ROUTES
-
         if self.embed_route not in EMBED_ROUTES:
             raise ValueError(f"embed_route = {self.embed_route!r}; expected one of {EMBED_ROUTES}")
-        from clusteropt.rounding.gadget import SELECT_ALGORITHMS
-
         if self.select_algorithm not in SELECT_ALGORITHMS:
             raise ValueError(f"select_algorithm = {self.select_algorithm!r}; expected one of "
                              f"{tuple(SELECT_ALGORITHMS)}")
-        if self.select_algorithm != "simplex" and self.warm:
-            raise ValueError(f"select_algorithm = {self.select_algorithm!r} with warm = True: a warm re-solve "
-                             "starts the simplex from the held basis")
-        if self.embed_route == "colgen" and not instance.cluster.is_tree():
-            raise ValueError("embed_route = 'colgen' needs a tree cluster (Cluster.is_tree() is False); "
-                             "use embed_route = 'lp'")
-        from clusteropt.rounding.gadget import SELECT_ROUTES
-
         if self.select_route not in SELECT_ROUTES:
             raise ValueError(f"select_route = {self.select_route!r}; expected one of {SELECT_ROUTES}")
-        if (self.select_classes or self.select_route != "full") and self.slot_solver == "lp-rs-mde" and not (
-                instance.cluster.is_tree() and self.builder in ("auto", "matrix")
-                and (self.solver or "highs") == "highs" and self.form in ("auto", "tree")):
-            raise ValueError("select_classes = True and select_route = 'capacity' need the array-built selection "
-                             "LP: a tree cluster, HiGHS, builder 'auto' or 'matrix', form 'auto' or 'tree'")
+        if self.slot_solver == "lp-rs-mde":
+            if self.select_algorithm != "simplex" and self.warm:
+                raise ValueError(f"select_algorithm = {self.select_algorithm!r} with warm = True: a warm re-solve "
+                                 "starts the simplex from the held basis")
+            if self.embed_route == "colgen" and not instance.cluster.is_tree():
+                raise ValueError("embed_route = 'colgen' needs a tree cluster (Cluster.is_tree() is False); "
+                                 "use embed_route = 'lp'")
+            if (self.select_classes or self.select_route != "full") and not (
+                    instance.cluster.is_tree() and (self.solver or "highs") == "highs"
+                    and self.form in ("auto", "tree")):
+                raise ValueError("select_classes = True and select_route = 'capacity' need the array-built "
+                                 "selection LP: a tree cluster, HiGHS, form 'auto' or 'tree'")
         if self.rounding == "paper" and self.slot_solver != "lp-rs-mde":
             raise ValueError(f"rounding = 'paper' is Alg. 2's rounding: a mode of slot_solver 'lp-rs-mde', "
                              f"not of {self.slot_solver!r}")

@@ -70,15 +70,15 @@ ROUNDINGS = ("safe", "paper")
 #: (the paper's order), ``"colgen"`` generates the valid mappings directly
 #: (:mod:`clusteropt.models.gadget_colgen`; tree clusters; the same LP optimum).
 EMBED_ROUTES = ("lp", "colgen")
-#: HiGHS's algorithm for the ring-selection LP (Alg. 2 line 3): primal simplex
-#: (:data:`SELECT_HIGHS_OPTIONS`, the default) or the interior-point method with crossover (a vertex
-#: as well; faster from a few hundred servers on, ``python -m benchmarks.gadget_servers``).
 #: How the ring-selection LP is solved: ``"full"`` as built; ``"capacity"`` first without its link
 #: and ring-crossing rows (:func:`clusteropt.models.gadget_matrix.capacity_relaxation`), whose
 #: solution, extended at the smallest values the rows allow, is checked against the full LP
 #: (a feasible extension has the relaxation's value, so it is optimal); the full LP is solved only
 #: when the check fails (recorded as ``select_certified``).
 SELECT_ROUTES = ("full", "capacity")
+#: HiGHS's algorithm for the ring-selection LP (Alg. 2 line 3): primal simplex
+#: (:data:`SELECT_HIGHS_OPTIONS`, the default) or the interior-point method with crossover (a vertex
+#: as well; faster from a few hundred servers on, ``python -m benchmarks.gadget_servers``).
 SELECT_ALGORITHMS = MappingProxyType({"simplex": SELECT_HIGHS_OPTIONS,
                                       "ipm": MappingProxyType({"solver": "ipm", "run_crossover": "on"})})
 
@@ -553,10 +553,10 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
     Lemma 7 may keep other ring sizes than the full LP's vertex.
 
     ``select_route``: :data:`SELECT_ROUTES` (with ``warm``, the held selection model is then the
-    relaxation's, and a full LP after a failed certificate is solved cold); with ``"capacity"`` the
-    info has ``select_certified``
-    (whether the relaxation's solution was certified optimal for the full LP), ``select_violation``
-    (its extension's largest relative violation of the full LP) and ``select_relaxation_s``.
+    relaxation's, and a full LP after a failed certificate is solved cold).  With ``"capacity"`` the
+    info has ``select_certified`` (whether the relaxation's solution was certified optimal for the
+    full LP), ``select_violation`` (its extension's largest relative violation of the full LP) and
+    ``select_relaxation_s``.
 
     Info keys: ``select_s`` (ring selection in all), ``select_build_s``, ``select_handoff_s``,
     ``select_solve_s`` (its build, hand-off to HiGHS, HiGHS's run); ``build_s``, ``handoff_s``,
@@ -615,7 +615,6 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
         from clusteropt.models.gadget_colgen import solve_embedding_colgen
 
         colgen = solve_embedding_colgen(gaining, sel.kappa, paths=paths)  # raises unless converged
-        matrix = True
     elif sel.kappa:
         if matrix:
             from clusteropt.models.gadget_matrix import build_embedding_matrix

@@ -126,7 +126,7 @@ def test_classes_refused_where_they_do_not_apply():
     with pytest.raises(ValueError, match="select_classes"):
         lp_rs_mde(p, select_classes=True, builder="pyomo")
     with pytest.raises(ValueError, match="select_classes"):
-        run_online(make_policy("gadget", slot_solver="lp-rs-mde", select_classes=True, builder="pyomo"), p.inst,
+        run_online(make_policy("gadget", slot_solver="lp-rs-mde", select_classes=True, form="flow"), p.inst,
                    horizon=1, seed=0)
     assert select_rings(p)[0].lp_value > 0  # the default route untouched
 
