@@ -109,6 +109,30 @@ def _antidiagonals(K: int) -> np.ndarray:
     return np.where(a[None, :] <= c, a[None, :] * (K + 1) + (c - a[None, :]), (K + 1) ** 2)
 
 
+def _min_plus(f: np.ndarray, g: np.ndarray, idx: np.ndarray, pad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Row-wise min-plus convolution ``h[c] = min_b f[c - b] + g[b]`` over ``c = 0 .. K`` and the
+    minimising ``b`` (int16; ties go to the largest ``b``).  A part that holds at most ``m - 1``
+    workers (``g`` infinite beyond: a server) is convolved by ``m`` shifts; a wide one through the
+    full ``(K+1) x (K+1)`` table of sums.
+    """
+    J, width = f.shape
+    finite = np.flatnonzero(np.isfinite(g).any(axis=0))
+    m = int(finite[-1]) + 1 if finite.size else 1
+    if 2 * m <= width:
+        h = np.full((J, width), np.inf)
+        best = np.zeros((J, width), dtype=np.int16)
+        for b in range(m - 1, -1, -1):  # largest b first: a strict < keeps it on ties
+            cand = f[:, :width - b] + g[:, b:b + 1]
+            better = cand < h[:, b:]
+            h[:, b:] = np.where(better, cand, h[:, b:])
+            best[:, b:] = np.where(better, b, best[:, b:])
+        return h, best
+    table = np.concatenate([(f[:, :, None] + g[:, None, :]).reshape(J, -1), pad], axis=1)[:, idx]
+    a = table.argmin(axis=2)  # workers in the parts before this one
+    h = np.take_along_axis(table, a[:, :, None], axis=2)[:, :, 0]
+    return h, (np.arange(width)[None, :] - a).astype(np.int16)
+
+
 def price_placements(lay: TreeLayout, kappa, unit, link, own_cap) -> PlacementPrices:
     """The cheapest placement of ``kappa[j]`` workers for every job j, by a tree DP.
 
@@ -174,10 +198,8 @@ def price_placements(lay: TreeLayout, kappa, unit, link, own_cap) -> PlacementPr
             if f is None:
                 f = g
                 continue
-            table = np.concatenate([(f[:, :, None] + g[:, None, :]).reshape(J, -1), pad], axis=1)[:, idx]
-            a = table.argmin(axis=2)  # workers in the parts before this one
-            f = np.take_along_axis(table, a[:, :, None], axis=2)[:, :, 0]
-            steps.append((ks[None, :] - a).astype(np.int16))  # workers in this part
+            f, b = _min_plus(f, g, idx, pad)
+            steps.append(b)  # workers in this part
         f = empty.copy() if f is None else f
         f[beyond] = np.inf
         F[n] = f

@@ -85,6 +85,25 @@ def test_pricing_matches_brute_force(seed):
             assert cost == pytest.approx(want, abs=1e-9)
 
 
+def test_min_plus_both_paths_match_the_definition():
+    from clusteropt.models.gadget_colgen import _antidiagonals, _min_plus
+
+    rng = np.random.default_rng(7)
+    K = 9
+    for m in (1, 3, 5, K + 1):  # narrow parts take the shifts, wide ones the table
+        f = rng.uniform(0, 5, (4, K + 1))
+        f[rng.random(f.shape) < 0.2] = np.inf
+        g = np.full((4, K + 1), np.inf)
+        g[:, :m] = rng.uniform(0, 5, (4, m))
+        h, b = _min_plus(f, g, _antidiagonals(K), np.full((4, 1), np.inf))
+        for j in range(4):
+            for c in range(K + 1):
+                want = min(f[j, c - q] + g[j, q] for q in range(c + 1))
+                assert h[j, c] == pytest.approx(want) if np.isfinite(want) else np.isinf(h[j, c])
+                if np.isfinite(want):
+                    assert f[j, c - b[j, c]] + g[j, b[j, c]] == pytest.approx(want)
+
+
 def _slots():
     out = []
     for seed, sizes in ((0, "lemma7"), (1, "kmax"), (3, "kmax"), (5, "lemma7")):
