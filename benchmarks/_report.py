@@ -41,9 +41,12 @@ def machine_info() -> dict:
 
 def header(name: str, packages: tuple[str, ...]) -> dict:
     """The opening fields of a benchmark's JSON report."""
+    from clusteropt.provenance import code_version
+
     return {
         "benchmark": name,
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "code_version": code_version(),
         "machine": machine_info(),
         "versions": {pkg: package_version(pkg) for pkg in packages},
     }

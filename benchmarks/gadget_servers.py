@@ -60,9 +60,10 @@ QUICK = {"servers": [10, 20], "n_jobs": 8, "horizon": 2, "utility": "sqrt", "see
 ROUTES = {"paper": {}, "colgen": {"embed_route": "colgen"},
           "colgen-ipm": {"embed_route": "colgen", "select_algorithm": "ipm"},
           "colgen-capacity": {"embed_route": "colgen", "select_route": "capacity"}}
-#: Largest cluster each route runs on (None: every size): the paper's route grows about quadratically
-#: in the servers, the primal simplex on the selection LP a little less.
-MAX_SERVERS = {"paper": 200, "colgen": 400, "colgen-ipm": None, "colgen-capacity": None}
+#: Largest cluster each route runs on (None: every size; the same caps on ``--cluster racks``): the
+#: paper's route grows about quadratically in the servers, the selection LP by simplex or interior
+#: point a little less.
+MAX_SERVERS = {"paper": 200, "colgen": 400, "colgen-ipm": 1000, "colgen-capacity": None}
 #: The routes of ``--cluster racks`` (every size).
 RACK_ROUTES = {"colgen-ipm": ROUTES["colgen-ipm"],
                "classes": {"embed_route": "colgen", "select_classes": True},
@@ -133,8 +134,9 @@ def exponent(rows: list[dict], route: str, smallest: int) -> float | None:
 def to_markdown(report: dict) -> str:
     p = report["parameters"]
     lines = [f"# {report['benchmark']}", "",
-             f"recorded {report['created']} on {report['machine']['platform']}, {report['machine']['cpu_count']} "
-             f"CPUs, load average after {report['machine'].get('load_average_after')}; parameters {p}", "",
+             f"recorded {report['created']} (code version {report['code_version']}) on "
+             f"{report['machine']['platform']}, {report['machine']['cpu_count']} CPUs, load average after "
+             f"{report['machine'].get('load_average_after')}; parameters {p}", "",
              "| servers | route | slot median s | slot p90 s | selection LP (HiGHS) median s | embedding median s "
              "| of it pricing s | colgen rounds | certified slots | first-slot LP value "
              "| first-slot augmented value | total utility |",
@@ -167,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     one(min(params["servers"]), "colgen-ipm", {**params, "horizon": 1})  # warm-up, not recorded
     for n in params["servers"]:
         for route in routes:
-            if not racks and MAX_SERVERS[route] is not None and n > MAX_SERVERS[route]:
+            if MAX_SERVERS.get(route) is not None and n > MAX_SERVERS[route]:
                 continue
             row = one(n, route, params)
             report["rows"].append(row)

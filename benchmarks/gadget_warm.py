@@ -13,8 +13,9 @@ checked by the verifier.
 
 ``--case fig4-1000``: the Fig. 4 point with 1,000 jobs (paper preset, T = 200, sqrt utility), both
 runs with the augmented LP by column generation (``embed_route="colgen"``,
-:mod:`clusteropt.models.gadget_colgen`; the default route's tree LP would take about an hour),
-cold and warm ring-selection LPs; written as ``gadget_warm_fig4-1000.*``.
+:mod:`clusteropt.models.gadget_colgen`; the default route's tree LP would take about an hour) and the
+ring-selection LP through its certified capacity relaxation (``select_route="capacity"``), cold and
+warm (the warm run re-solves the relaxation); written as ``gadget_warm_fig4-1000.*``.
 
 Run ``python -m benchmarks.gadget_warm`` (writes ``benchmarks/results/``) or ``--quick``.
 """
@@ -37,7 +38,7 @@ QUICK = {"preset": "small", "n_jobs": 8, "horizon": 20, "utility": "sqrt", "seed
 #: ``--case``: parameters and the options both runs share.
 CASES = {"default": (FULL, {}),
          "fig4-1000": ({"preset": "paper", "n_jobs": 1000, "horizon": 200, "utility": "sqrt", "seed": 0},
-                       {"embed_route": "colgen"})}
+                       {"embed_route": "colgen", "select_route": "capacity"})}
 
 
 def _times(infos, key: str) -> dict:

@@ -164,7 +164,8 @@ def test_gadget_warm_quick(tmp_path):
     assert "warm slots" in (tmp_path / "gadget_warm.md").read_text()
     assert gadget_warm.main(["--quick", "--case", "fig4-1000", "--out", str(tmp_path)]) == 0
     fig4 = json.loads((tmp_path / "gadget_warm_fig4-1000.json").read_text())
-    assert fig4["parameters"]["options"] == {"embed_route": "colgen"} and fig4["lp_values_equal"]
+    assert fig4["parameters"]["options"] == {"embed_route": "colgen", "select_route": "capacity"}
+    assert fig4["lp_values_equal"] and fig4["code_version"].startswith("0.1.0+")
 
 
 def test_gadget_servers_quick(tmp_path):
