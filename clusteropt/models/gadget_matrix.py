@@ -26,7 +26,8 @@ LP) stay Pyomo-only.
 :func:`build_gvne_matrix`
     The LP relaxation of (12)-(19), tree form: objective (12), rows (13) (``eq13``,
     ``ring_size``), (5) (``eq5``, ``used``), the link-crossing rows of (9) (``inside_srv``,
-    ``inside_up``, ``outside_def``, ``span_def``), (16)+(18) (``eq18``) and (17)+(19) (``eq19``).
+    ``inside_up``, ``xbelow_def``, ``xsum_def``, ``outside_def``, ``span_def``), (16)+(18)
+    (``eq18``) and (17)+(19) (``eq19``).
 :func:`build_embedding_matrix`
     The augmented LP of Alg. 2 line 4, tree form: objective (12) with ``kappa_i`` fixed, the
     consistency rows of the subtree distributions, (16)+(18) (``eq18``) and (17)+(19) (``eq19``).
@@ -303,14 +304,16 @@ def server_classes(cluster, layout=None) -> np.ndarray:
 def build_gvne_matrix(problem: SlotProblem, *, relax: bool = True, classes: bool = False) -> MatrixLP:
     """The LP relaxation of the G-VNE ILP (12)-(19), tree form, as arrays: the model of
     ``build_gvne(problem, form="tree", relax=True)`` (module docstring).  With ``relax=False``
-    the ILP itself, ``build_gvne(problem, form="tree")``: the same arrays with every column
-    integer (``chi``, ``rho``, ``x``, ``inside``, ``outside``, ``span`` binary by their bounds,
-    ``y`` integer), as the exact slot solver of :class:`clusteropt.online.gadget.Gadget` uses it.
+    the ILP itself, ``build_gvne(problem, form="tree")``: the same arrays with integer columns
+    (``chi``, ``rho``, ``x``, ``inside``, ``outside``, ``span`` binary by their bounds, ``y``
+    integer; the running sums ``xbelow`` and ``xsum`` continuous, as they are sums of ``x``), as
+    the exact slot solver of :class:`clusteropt.online.gadget.Gadget` uses it.
 
     Columns (Pyomo order): ``chi[i, kappa]`` (Eq. (13)), ``rho[i]`` (Eq. (13)), ``y[i, s]``,
-    ``x[i, s]`` (Eq. (5)), ``inside[i, c]``, ``outside[i, c]``, ``span[i, c]`` (Eq. (9)).  Rows:
-    ``eq13``, ``ring_size``, ``eq5``, ``used``, ``inside_srv``, ``inside_up``, ``outside_def``,
-    ``span_def``, ``eq18`` (Eqs. (16), (18)), ``eq19`` (Eqs. (17), (19)).
+    ``x[i, s]`` (Eq. (5)), ``inside[i, c]``, ``xbelow[i, c]``, ``xsum[i]``, ``outside[i, c]``,
+    ``span[i, c]`` (Eq. (9)).  Rows: ``eq13``, ``ring_size``, ``eq5``, ``used``, ``inside_srv``,
+    ``inside_up``, ``xbelow_def``, ``xsum_def``, ``outside_def``, ``span_def``, ``eq18`` (Eqs.
+    (16), (18)), ``eq19`` (Eqs. (17), (19)).
 
     ``classes=True`` (LP relaxation only): the LP over classes of interchangeable servers
     (:func:`server_classes`): one copy of every per-server variable and row for each class, its
