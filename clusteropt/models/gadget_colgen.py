@@ -30,7 +30,7 @@ dynamic program over the tree (:func:`price_placements`): with the master's row 
 
 bottom-up: ``F_c[k]`` (cheapest way for c's subtree to hold k workers) is the min-plus convolution
 of its parts (the server's own workers, then every child's ``F_d`` plus the link charge for
-``0 < k < kappa_i``), ``O(kappa^2)`` per tree link, all jobs at once in numpy.  A placement
+``0 < k < kappa_i``), at most ``O(kappa^2)`` per tree link, all jobs at once in numpy.  A placement
 enters when its reduced profit ``pi_i - u_i - cost`` is above ``tol``; when none is, the master
 is optimal for the full LP.  Every round also gives the Lagrangian upper bound (capacity rows
 priced by ``sigma, tau``)::
@@ -39,14 +39,14 @@ priced by ``sigma, tau``)::
 
 reported as :attr:`ColgenResult.bound`.  The master's solution *is* the decomposition of Alg. 2
 lines 5-6: per job, the placements with positive weight, as :class:`Mapping` objects, in the format
-of :func:`clusteropt.models.gadget_embedding.decompose_embedding`.  The master is usually small
-(a few placements per job) and pricing is linear in the tree's links, so the route scales with
-servers where the tree LP does not (``python -m benchmarks.gadget_servers``).
+of :func:`clusteropt.models.gadget_embedding.decompose_embedding`.  The master gains at most one
+placement per job and round (39-71 rounds a slot in ``python -m benchmarks.gadget_servers``), and
+pricing is linear in the tree's links, so the route scales with servers where the tree LP does not.
 
 Not the paper's construction (it builds the augmented LP on Rost and Schmid's extended graph and
 decomposes its solution); the same LP and the same kind of decomposition, reached another way.  An
 optimal LP can have several optimal decompositions, so a run through this route draws other
-mappings than the tree LP's run with the same seed: ``lp_rs_mde(embed="colgen")`` names it.
+mappings than the tree LP's run with the same seed: ``lp_rs_mde(embed_route="colgen")`` names it.
 
 References
 ----------
