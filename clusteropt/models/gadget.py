@@ -36,7 +36,7 @@ kappa] = mu_i(zeta_i (z_{i,t-1} + kappa)) - mu_i(zeta_i z_{i,t-1})`` is the util
     xbelow[i, d]`` (the servers of i below c) and ``xsum[i]`` (all of them): the same feasible set in
     the other variables as writing the sum over the servers outside c into each row (the sums are
     fixed by equalities; substitute them back), so the same optimum, with ``O(|C|)`` instead of
-    ``O(|C| |S|)`` nonzeros per job.  Same optimum as the flow form (tested), with 3.8-4.7x
+    ``O(|C| |S|)`` nonzeros per job.  Same optimum as the flow form (tested), with 3.9-4.8x
     fewer variables at the paper's scale with 15-167 active jobs (``benchmarks/gadget_slot``); with
     only a few active jobs the flow form can be the smaller one.
 
