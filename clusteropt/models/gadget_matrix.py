@@ -64,7 +64,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from clusteropt.models.gadget import SlotProblem, tree_layout
-from clusteropt.models.gadget_embedding import _TreeJob, check_kappa, server_fit
+from clusteropt.models.gadget_embedding import _preorder, _TreeJob, check_kappa, server_fit
 from clusteropt.solvers.direct import WarmHighs, highs_termination, run_highs
 from clusteropt.solvers.result import NotOptimalError, SolveResult, Termination, settle
 
@@ -542,22 +542,16 @@ def extend_capacity_solution(problem: SlotProblem, lp: MatrixLP, sub: MatrixLP, 
     tree_c = sorted(lay.parent)
     sub_vals = sub.values(x_sub)
     y = np.nan_to_num(sub_vals["y"]).reshape(n_j, n_s)
+    ub = np.nan_to_num(sub.values(sub.col_upper)["y"]).reshape(n_j, n_s)  # Eq. (5)'s bound, as the LP has it
     rep = lp.meta.get("rep")
     if rep is not None:  # members share their representative's copy
-        y = y[:, rep]
-    ub = np.minimum(problem.kmax[:, None].astype(float), np.floor(_fits(problem) + 1e-9))
+        y, ub = y[:, rep], ub[:, rep]
     with np.errstate(invalid="ignore", divide="ignore"):
         x = np.where(ub > 0, np.minimum(y / np.where(ub > 0, ub, 1.0), 1.0), 0.0)
     n_nodes = cl.n_nodes
     inside = np.zeros((n_j, n_nodes))
     below = np.zeros((n_j, n_nodes))
-    order = []
-    stack = [lay.root]
-    while stack:
-        node = stack.pop()
-        order.append(node)
-        stack.extend(lay.children[node])
-    for node in reversed(order):
+    for node in reversed(_preorder(lay)):
         own = x[:, node] if node < n_s else np.zeros(n_j)
         kids = list(lay.children[node])
         inside[:, node] = np.maximum(own, inside[:, kids].max(axis=1)) if kids else own
