@@ -533,14 +533,24 @@ def generate_coflow_cmd(n_coflows, n_ports, width, size, arrival, load, no_relea
 @click.option("--utility", type=click.Choice(["sigmoid", "sqrt", "log", "quadratic"]), default="sigmoid",
               show_default=True, help="mu_i: the paper's sigmoid (Sec. VI-1) or an example of Sec. IV-3.")
 @click.option("--horizon", type=int, default=None, help="T (default: the preset's).")
+@click.option("--fat-tree", "fat_tree_k", type=int, default=None, metavar="K",
+              help="Put the preset's jobs on a k-ary fat-tree (k^3/4 servers, 1-8 GPUs each, 100 Gbps at the "
+                   "servers, 400 Gbps in the fabric) instead of the preset's cluster; K even.")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="The generator's seed.")
 @click.option("-o", "--output", "out_path", required=True, help="Instance file to write (JSON; -: stdout).")
-def generate_gadget_cmd(preset, jobs, utility, horizon, seed, out_path) -> None:
+def generate_gadget_cmd(preset, jobs, utility, horizon, fat_tree_k, seed, out_path) -> None:
     """A paper 000 instance (GADGET: ring-all-reduce DL jobs on a GPU cluster)."""
-    from clusteropt.instances.gadget import gadget_preset
+    import dataclasses
+
+    from clusteropt.instances.gadget import gadget_preset, k_ary_fat_tree
 
     try:
         inst = gadget_preset(preset, jobs=jobs, seed=seed, utility=utility, horizon=horizon)
+        if fat_tree_k is not None:
+            if fat_tree_k < 2 or fat_tree_k % 2 or fat_tree_k > 64:
+                raise ValueError(f"--fat-tree {fat_tree_k}; expected an even K in 2 .. 64")
+            inst = dataclasses.replace(inst, cluster=k_ary_fat_tree(fat_tree_k, seed=seed),
+                                       name=f"{inst.name}-fat-tree-{fat_tree_k}")
     except (InstanceError, ValueError) as exc:
         raise BadInput(str(exc)) from None
     _write_instance(inst, out_path)
@@ -722,6 +732,10 @@ def _ring_inline() -> int:
 @click.option("--select-route", type=click.Choice(["full", "capacity"]), default=None,
               help="GADGET lp-rs-mde: solve the ring-selection LP as built (full, the default) or first without "
                    "its link rows, certified against the full LP (capacity; the full LP only when that fails).")
+@click.option("--quotient-tree", "quotient", is_flag=True,
+              help="GADGET (any slot solver): solve every slot on the fat-tree's quotient tree (parallel "
+                   "switches and links merged; the same LP optimum as on the fat-tree) and route the rings on "
+                   "the fat-tree's own links; a job that cannot be routed is dropped from the slot and listed.")
 @click.option("--fill", type=click.Choice(["greedy", "none"]), default=None,
               help="GADGET: greedy (default) ends every slot with the work-conserving fill of idle capacity; "
                    "none is Alg. 1 exactly as written.")
@@ -743,8 +757,8 @@ def _ring_inline() -> int:
 @click.option("--json", "json_path", type=str, default=None,
               help="Write the run's result to FILE (README; -: stdout).")
 def run_cmd(instance, policy, scheduler, lower_bound, kappa, online, epoch, frames, seed, requirement, slot_solver,
-            time_limit, mip_gap, warm, embed_route, select_algorithm, select_classes, select_route, fill, epsilon,
-            price_form, rounding_variant, trace_fractional, json_path) -> None:
+            time_limit, mip_gap, warm, embed_route, select_algorithm, select_classes, select_route, quotient, fill,
+            epsilon, price_form, rounding_variant, trace_fractional, json_path) -> None:
     """Run a policy on an instance; its output is verified.
 
     Coflow (and concurrent-open-shop) instances: order and schedule.  Realtime instances (paper 002):
@@ -766,7 +780,8 @@ def run_cmd(instance, policy, scheduler, lower_bound, kappa, online, epoch, fram
     elif inst.kind == "gadget":
         _run_gadget(inst, policy or "gadget", slot_solver, time_limit, seed, json_path, fill=fill,
                     rounding=rounding_variant, mip_gap=mip_gap, warm=warm, embed_route=embed_route,
-                    select_algorithm=select_algorithm, select_classes=select_classes, select_route=select_route)
+                    select_algorithm=select_algorithm, select_classes=select_classes, select_route=select_route,
+                    quotient=quotient)
     elif inst.kind == "broker":
         _run_broker(inst, policy or "mlbroker", epsilon, price_form, seed, json_path, rounding_variant,
                     trace_fractional, mip_gap=mip_gap, time_limit=time_limit)
@@ -876,7 +891,7 @@ def _run_broker(inst, policy, epsilon, price_form, seed, json_path, rounding_var
 
 def _run_gadget(inst, policy, slot_solver, time_limit, seed, json_path, *, fill=None, rounding=None,
                 mip_gap=None, warm=False, embed_route=None, select_algorithm=None, select_classes=False,
-                select_route=None) -> None:
+                select_route=None, quotient=False) -> None:
     """GADGET runs.  ``--rounding paper`` (Alg. 2 lines 7-9) may overload servers and links, as
     Theorem 8 allows: such a run is reported (``verified false``, the overload in the summary line,
     a warning on stderr, the counts in the JSON) and exits 0, since the user asked for exactly
@@ -903,14 +918,14 @@ def _run_gadget(inst, policy, slot_solver, time_limit, seed, json_path, *, fill=
         options = {"slot_solver": slot_solver, "fill": fill or "greedy", "rounding": rounding or "safe",
                    "warm": warm, "embed_route": embed_route or "lp",
                    "select_algorithm": select_algorithm or "simplex", "select_classes": bool(select_classes),
-                   "select_route": select_route or "full"}
+                   "select_route": select_route or "full", "quotient": bool(quotient)}
         # unset: the policy's defaults (the exact slot solver's limit and gap), recorded in its params
         options.update({k: v for k, v in (("time_limit", time_limit), ("mip_gap", mip_gap)) if v is not None})
     else:
         for option, value in (("--fill", fill), ("--rounding", rounding), ("--mip-gap", mip_gap),
                               ("--warm", warm or None), ("--embed-route", embed_route),
                               ("--select-lp", select_algorithm), ("--server-classes", select_classes or None),
-                              ("--select-route", select_route)):
+                              ("--select-route", select_route), ("--quotient-tree", quotient or None)):
             if value is not None:
                 raise BadInput(f"{option} is a parameter of the gadget policy, not of {policy}")
         options = {}

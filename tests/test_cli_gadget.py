@@ -88,7 +88,7 @@ def test_bad_input_is_one_line(small, tmp_path, capsys):
 
 PARAM_KEYS = {"slot_solver", "fill", "rounding", "form", "solver", "time_limit", "mip_gap", "rounds", "alpha",
               "epsilon", "samples", "passes", "warm", "builder", "embed_route", "select_algorithm",
-              "select_classes", "select_route"}
+              "select_classes", "select_route", "quotient"}
 
 
 def _recount(instance_path, data) -> float:
@@ -231,3 +231,29 @@ def test_colgen_and_ipm_from_the_cli(small, tmp_path, capsys):
     data = json.loads(route_path.read_text())
     assert code == 0 and "verified True" in out and data["params"]["select_route"] == "capacity"
     assert all(isinstance(i["select_certified"], bool) for i in data["slot_info"] if i.get("lp_jobs"))
+
+
+def test_fat_tree_instances_run_on_the_quotient_tree(tmp_path, capsys):
+    path = tmp_path / "ft.json"
+    code, out, _ = run(capsys, "generate", "gadget", "--preset", "small", "--jobs", "10", "--utility", "sqrt",
+                       "--fat-tree", "4", "--horizon", "4", "--seed", "2", "-o", path)
+    assert code == 0 and "16 servers" in out and "small-10-fat-tree-4" in out
+    inst = load_instance(path)
+    assert not inst.cluster.is_tree() and inst.cluster.n_switches == 20
+    for solver in ("greedy", "lp-rs-mde"):
+        out_path = tmp_path / f"{solver}.json"
+        code, out, _ = run(capsys, "run", path, "--slot-solver", solver, "--quotient-tree", "--json", out_path)
+        assert code == 0 and "verified True" in out
+        data = json.loads(out_path.read_text())
+        assert data["params"]["quotient"] is True and data["verified"] is True
+        assert all("lift_dropped" in i and "lift_method" in i for i in data["slot_info"])
+        # the rings are on the fat-tree's own links: re-checked from the file alone
+        schedule = GadgetSchedule.from_json_list(data["slots"], inst.n_jobs, inst.cluster.n_servers)
+        assert check_gadget_schedule(inst, schedule).ok
+    code, _, err = run(capsys, "run", path, "--policy", "fifo", "--quotient-tree")
+    assert code == 2 and "--quotient-tree is a parameter of the gadget policy" in err
+    code, _, err = run(capsys, "generate", "gadget", "--fat-tree", "5", "-o", tmp_path / "bad.json")
+    assert code == 2 and "--fat-tree 5; expected an even K" in err
+    assert not (tmp_path / "bad.json").exists()
+    code, _, err = run(capsys, "run", path, "--slot-solver", "lp-rs-mde", "--rounding", "paper", "--quotient-tree")
+    assert code == 2 and "hide" in err

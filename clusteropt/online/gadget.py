@@ -201,6 +201,13 @@ class Gadget:
     select_route : {"full", "capacity"}
         ``"lp-rs-mde"``: solve the ring-selection LP as built (default), or first without its link
         rows and certify the result against it (:data:`clusteropt.rounding.gadget.SELECT_ROUTES`).
+    quotient : bool
+        Solve every slot on the cluster's quotient tree (a fat-tree's parallel switches and links
+        merged: :mod:`clusteropt.algorithms.gadget.quotient`, the same LP optimum as the
+        splittable LP on the fat-tree) and lift the rings onto the cluster's own links; a job the
+        lift cannot route is dropped from the slot and listed in the slot's ``lift_dropped``.
+        Default False (the cluster as it is).  Not with ``rounding="paper"`` (the lift would hide
+        its overloads).
     """
 
     name = "gadget"
@@ -210,8 +217,9 @@ class Gadget:
                  mip_gap: float | None = EXACT_MIP_GAP, rounds: int = 100, alpha: float = 1 / 3,
                  epsilon: float | None = None, samples: int = 8, passes: int = 5, warm: bool = False,
                  builder: str = "auto", embed_route: str = "lp", select_algorithm: str = "simplex",
-                 select_classes: bool = False, select_route: str = "full"):
+                 select_classes: bool = False, select_route: str = "full", quotient: bool = False):
         self.slot_solver = slot_solver
+        self.quotient = quotient
         self.embed_route = embed_route
         self.select_algorithm = select_algorithm
         self.select_classes = select_classes
@@ -259,6 +267,7 @@ class Gadget:
             "select_algorithm": self.select_algorithm if lp else None,
             "select_classes": bool(self.select_classes) if lp else None,
             "select_route": self.select_route if lp else None,
+            "quotient": bool(self.quotient),
         }
 
     def reset(self, instance: GadgetInstance, rng=None) -> None:
@@ -280,23 +289,34 @@ class Gadget:
                              f"{tuple(SELECT_ALGORITHMS)}")
         if self.select_route not in SELECT_ROUTES:
             raise ValueError(f"select_route = {self.select_route!r}; expected one of {SELECT_ROUTES}")
+        work = instance
+        self.quotient_ = None
+        if self.quotient:
+            from clusteropt.algorithms.gadget.quotient import check_bandwidths, fat_tree_groups, quotient_tree
+
+            if self.rounding == "paper":
+                raise ValueError("quotient = True with rounding = 'paper': the lift routes only what fits, so it "
+                                 "would hide the paper rounding's overloads")
+            self.quotient_ = quotient_tree(instance.cluster, fat_tree_groups(instance.cluster))
+            check_bandwidths(self.quotient_, instance.bandwidth)
+            work = dataclasses.replace(instance, cluster=self.quotient_.tree)
         if self.slot_solver == "lp-rs-mde":
             if self.select_algorithm != "simplex" and self.warm:
                 raise ValueError(f"select_algorithm = {self.select_algorithm!r} with warm = True: a warm re-solve "
                                  "starts the simplex from the held basis")
-            if self.embed_route == "colgen" and not instance.cluster.is_tree():
+            if self.embed_route == "colgen" and not work.cluster.is_tree():
                 raise ValueError("embed_route = 'colgen' needs a tree cluster (Cluster.is_tree() is False); "
                                  "use embed_route = 'lp'")
             if (self.select_classes or self.select_route != "full") and not (
-                    instance.cluster.is_tree() and (self.solver or "highs") == "highs"
+                    work.cluster.is_tree() and (self.solver or "highs") == "highs"
                     and self.form in ("auto", "tree")):
                 raise ValueError("select_classes = True and select_route = 'capacity' need the array-built "
                                  "selection LP: a tree cluster, HiGHS, form 'auto' or 'tree'")
         if self.rounding == "paper" and self.slot_solver != "lp-rs-mde":
             raise ValueError(f"rounding = 'paper' is Alg. 2's rounding: a mode of slot_solver 'lp-rs-mde', "
                              f"not of {self.slot_solver!r}")
-        self.instance_ = instance
-        self.paths_ = instance.cluster.paths()
+        self.instance_ = work  # the slots are solved on it (the quotient tree's instance with quotient=True)
+        self.paths_ = work.cluster.paths()
         self.rng_ = np.random.default_rng(rng)
         self.warm_: dict[str, Any] | None = None
         if self.warm:
@@ -310,6 +330,20 @@ class Gadget:
 
         problem = slot_problem(self.instance_, t, obs.z_prev)
         alloc, info = SLOT_SOLVERS[self.slot_solver](self, problem)
+        if self.quotient_ is not None and alloc.rings:
+            from clusteropt.algorithms.gadget.quotient import lift_allocation
+            from clusteropt.rounding.gadget import slot_gain
+
+            inst = self.instance_
+            z = obs.z_prev.astype(float)
+            weight = inst.utility_of(z + alloc.total_workers()) - inst.utility_of(z)
+            lift = lift_allocation(self.quotient_, alloc, inst.bandwidth, weight=weight)
+            info = {**info, "lift_dropped": lift.dropped, "lift_method": lift.method, "lift_s": lift.seconds}
+            if lift.dropped:
+                info["gain"] = slot_gain(problem, lift.allocation)
+            alloc = lift.allocation
+        elif self.quotient_ is not None:
+            info = {**info, "lift_dropped": [], "lift_method": None, "lift_s": 0.0}
         return alloc, {"active": problem.jobs.tolist(), **info}
 
 

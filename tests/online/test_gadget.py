@@ -261,7 +261,7 @@ def test_gadget_params_and_bad_options():
     assert p == {"slot_solver": "exact", "fill": "none", "rounding": None, "form": "auto", "solver": "highs",
                  "time_limit": 5.0, "mip_gap": 0.01, "rounds": None, "alpha": None, "epsilon": None,
                  "samples": None, "passes": None, "warm": None, "builder": "auto", "embed_route": None,
-                 "select_algorithm": None, "select_classes": None, "select_route": None}
+                 "select_algorithm": None, "select_classes": None, "select_route": None, "quotient": False}
     p = make_policy("gadget", slot_solver="exact").get_params()
     assert p["time_limit"] == EXACT_TIME_LIMIT == 60.0 and p["mip_gap"] == EXACT_MIP_GAP == 1e-4
     p = make_policy("gadget", slot_solver="lp-rs-mde", rounding="paper").get_params()
