@@ -149,7 +149,8 @@ def price_placements(lay: TreeLayout, kappa, unit, link, own_cap) -> PlacementPr
         Most workers of job j on server s.
 
     The placement crosses the link above c when c's subtree holds between 1 and ``kappa[j] - 1``
-    workers.  ``O(J kappa^2)`` per tree link.
+    workers.  ``O(J kappa^2)`` per tree link; the tree nodes of one height are convolved together
+    (one numpy call per part position, not per node).
 
     Examples
     --------
@@ -177,33 +178,42 @@ def price_placements(lay: TreeLayout, kappa, unit, link, own_cap) -> PlacementPr
     beyond = ks[None, :] > kappa[:, None]  # (J, K+1): more workers than the ring has
     charge = (ks[None, :] > 0) & (ks[None, :] < kappa[:, None])
     idx = _antidiagonals(K)
-    pad = np.full((J, 1), np.inf)
     order = _preorder(lay)
     F: dict[int, np.ndarray] = {}
     choice: dict[int, list[np.ndarray]] = {}
 
-    def own(s: int) -> np.ndarray:
-        f = ks[None, :] * unit[:, s:s + 1]
-        f[ks[None, :] > own_cap[:, s:s + 1]] = np.inf
-        return f
+    own_all = ks[None, None, :] * unit.T[:, :, None]  # (S, J, K+1): w workers of job j on server s
+    own_all[ks[None, None, :] > own_cap.T[:, :, None]] = np.inf
 
-    empty = np.full((J, K + 1), np.inf)
+    empty = np.full((J, K + 1), np.inf)  # no part: 0 workers at cost 0; the identity of the convolution
     empty[:, 0] = 0.0
+    parts_of = {n: _parts(lay, n_srv, n) for n in order}
+    height: dict[int, int] = {}
     for n in reversed(order):
-        parts = _parts(lay, n_srv, n)
-        steps: list[np.ndarray] = []
-        f = None
-        for kind, c in parts:
-            g = own(c) if kind == "own" else F.pop(c) + np.where(charge, link[:, c:c + 1], 0.0)
-            if f is None:
-                f = g
-                continue
-            f, b = _min_plus(f, g, idx, pad)
-            steps.append(b)  # workers in this part
-        f = empty.copy() if f is None else f
-        f[beyond] = np.inf
-        F[n] = f
-        choice[n] = steps
+        height[n] = 1 + max((height[c] for kind, c in parts_of[n] if kind == "sub"), default=0)
+
+    def part(n: int, q: int) -> np.ndarray:
+        if q >= len(parts_of[n]):
+            return empty  # padding: convolving with it changes nothing and puts 0 workers here
+        kind, c = parts_of[n][q]
+        return own_all[c] if kind == "own" else F.pop(c) + np.where(charge, link[:, c:c + 1], 0.0)
+
+    # the nodes of one height do not depend on each other: their chains run together, stacked as
+    # rows (the convolution is row-wise), nodes with fewer parts padded with the identity
+    for h in sorted(set(height.values())):
+        nodes = [n for n in order if height[n] == h]
+        n_parts = max(len(parts_of[n]) for n in nodes)
+        f = np.concatenate([part(n, 0) for n in nodes])
+        steps = []
+        pad = np.full((f.shape[0], 1), np.inf)
+        for q in range(1, n_parts):
+            f, b = _min_plus(f, np.concatenate([part(n, q) for n in nodes]), idx, pad)
+            steps.append(b)  # workers in part q
+        f[np.tile(beyond, (len(nodes), 1))] = np.inf
+        for r, n in enumerate(nodes):
+            rows_n = slice(r * J, (r + 1) * J)
+            F[n] = f[rows_n]
+            choice[n] = [step[rows_n] for step in steps[:max(len(parts_of[n]) - 1, 0)]]
     root = F[lay.root]
     cost = root[np.arange(J), np.minimum(kappa, K)] if J else np.zeros(0)
     counts = np.zeros((J, n_srv), dtype=np.int64)
