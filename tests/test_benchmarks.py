@@ -209,3 +209,17 @@ def test_session_benchmarks_quick(tmp_path):
     assert all(b["lb"] <= b["ub"] + 1e-9 for b in bracket["instances"])
     assert all(b["opt_dynamic"] is None or b["lb"] <= b["opt_dynamic"] + 1e-9 <= b["arc"] + 2e-9
                for b in bracket["instances"])
+
+
+def test_gadget_fattree_quick(tmp_path):
+    from benchmarks import gadget_fattree
+
+    assert gadget_fattree.main(["--quick", "--out", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "gadget_fattree.json").read_text())
+    assert [r["k"] for r in report["rows"]] == gadget_fattree.QUICK["k"]
+    assert all(r["verified"] and r["params"]["quotient"] for r in report["rows"])
+    assert all(r["host_max_load"] <= 1 + 1e-9 and r["fabric_max_load"] <= 1 + 1e-9 for r in report["rows"])
+    # the paper's route on the fat-tree and the quotient's solve the same selection LP
+    assert report["compare_lp_equal"]
+    assert {r["route"] for r in report["compare"]} == set(gadget_fattree.COMPARE_ROUTES)
+    assert "| quotient-colgen |" in (tmp_path / "gadget_fattree.md").read_text()
