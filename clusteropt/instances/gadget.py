@@ -50,6 +50,7 @@ __all__ = [
     "UTILITIES",
     "Cluster",
     "GadgetInstance",
+    "ServerPaths",
     "bursty_arrivals",
     "fat_tree_cluster",
     "gadget_preset",
@@ -238,21 +239,120 @@ class Cluster(Instance):
         und.add_edges_from(pairs)
         return nx.is_tree(und)
 
-    def paths(self):
-        """Shortest (fewest hops) server-to-server paths as link-index lists, ``{(s, s'): [...]}``.
+    def paths(self) -> ServerPaths:
+        """Shortest (fewest hops) server-to-server paths as link-index lists, ``paths[s, s']``.
 
-        On a tree these are the only paths.  Servers do not forward traffic of other servers
-        unless the topology leaves no other way (networkx's shortest path decides).
+        A read-only mapping that computes a path on first use and keeps it (:class:`ServerPaths`):
+        on a tree the unique path, by parent pointers; otherwise networkx's shortest paths from
+        ``s``, found once per source.  A pair with no path is not in it (``get`` gives None).
+        Servers do not forward traffic of other servers unless the topology leaves no other way
+        (networkx's shortest path decides).
+
+        >>> c = fat_tree_cluster(4, n_racks=2, seed=0)
+        >>> p = c.paths()
+        >>> p[0, 3], len(p), p.get((1, 1))
+        ([0, 8, 11, 7], 12, None)
         """
+        return ServerPaths(self)
+
+
+class ServerPaths(Mapping):
+    """:meth:`Cluster.paths`: fewest-hop paths ``(s, s') -> [link, ...]``, computed when asked.
+
+    Eager all-pairs paths cost ``S^2`` lists (4 million at 2,000 servers, most never used); here
+    a tree's path is two walks up to the common ancestor (parent pointers from one traversal),
+    and another topology runs one networkx breadth-first search per source on first use.
+    """
+
+    def __init__(self, cluster: Cluster):
+        self._n = cluster.n_servers
+        self._cache: dict[tuple[int, int], list[int]] = {}
+        self._tree = cluster.is_tree()
+        if self._tree:
+            n_nodes = cluster.n_nodes
+            index = {(u, v): k for k, (u, v) in enumerate(cluster.links.tolist())}
+            nbrs: list[list[int]] = [[] for _ in range(n_nodes)]
+            for u, v in index:
+                nbrs[u].append(v)
+            root = n_nodes - 1
+            self._parent = [-1] * n_nodes
+            self._depth = [0] * n_nodes
+            self._up = [-1] * n_nodes  # link to the parent
+            self._down = [-1] * n_nodes  # link from the parent
+            seen, stack = {root}, [root]
+            while stack:
+                u = stack.pop()
+                for v in nbrs[u]:
+                    if v not in seen:
+                        seen.add(v)
+                        self._parent[v], self._depth[v] = u, self._depth[u] + 1
+                        self._up[v], self._down[v] = index[v, u], index[u, v]
+                        stack.append(v)
+        else:
+            self._graph = cluster.graph()
+            self._sources: set[int] = set()
+
+    def _valid(self, key) -> tuple[int, int] | None:
+        try:
+            s, t = (int(k) for k in key)
+        except (TypeError, ValueError):
+            return None
+        return (s, t) if 0 <= s < self._n and 0 <= t < self._n and s != t else None
+
+    def __getitem__(self, key) -> list[int]:
+        pair = self._valid(key)
+        if pair is None:
+            raise KeyError(key)
+        if pair not in self._cache:
+            if self._tree:
+                self._cache[pair] = self._tree_path(*pair)
+            else:
+                self._search(pair[0])
+        if pair not in self._cache:
+            raise KeyError(key)  # no path
+        return self._cache[pair]
+
+    def _tree_path(self, a: int, b: int) -> list[int]:
+        up, down = [], []
+        while self._depth[a] > self._depth[b]:
+            up.append(self._up[a])
+            a = self._parent[a]
+        while self._depth[b] > self._depth[a]:
+            down.append(self._down[b])
+            b = self._parent[b]
+        while a != b:
+            up.append(self._up[a])
+            a = self._parent[a]
+            down.append(self._down[b])
+            b = self._parent[b]
+        return up + down[::-1]
+
+    def _search(self, s: int) -> None:
         import networkx as nx
 
-        g = self.graph()
-        out = {}
-        for s in range(self.n_servers):
-            for s2, nodes in nx.single_source_shortest_path(g, s).items():
-                if s2 < self.n_servers and s2 != s:
-                    out[s, s2] = [g[a][b]["index"] for a, b in itertools.pairwise(nodes)]
-        return out
+        if s in self._sources:
+            return
+        self._sources.add(s)
+        g = self._graph
+        for t, nodes in nx.single_source_shortest_path(g, s).items():
+            if t < self._n and t != s:
+                self._cache[s, t] = [g[a][b]["index"] for a, b in itertools.pairwise(nodes)]
+
+    def __iter__(self):
+        for s in range(self._n):
+            for t in range(self._n):
+                if s != t and (s, t) in self:
+                    yield s, t
+
+    def __contains__(self, key) -> bool:
+        try:
+            self[key]
+        except KeyError:
+            return False
+        return True
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 def fat_tree_cluster(n_servers: int = 50, *, n_racks: int | None = None, gpus=(1, 2, 4, 8),

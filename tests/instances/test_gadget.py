@@ -446,3 +446,30 @@ def test_presets_take_n_jobs_like_the_generators():
         ci.gadget_preset("small", n_jobs=5, jobs=5)
     with pytest.raises(TypeError, match="pass one of them"):
         ci.broker_preset("tiny", n_jobs=2, jobs=3)
+
+
+def _eager_paths(c):
+    """All pairs at once, as networkx finds them (the lazy mapping must agree)."""
+    import itertools
+
+    import networkx as nx
+
+    g = c.graph()
+    out = {}
+    for s in range(c.n_servers):
+        for t, nodes in nx.single_source_shortest_path(g, s).items():
+            if t < c.n_servers and t != s:
+                out[s, t] = [g[a][b]["index"] for a, b in itertools.pairwise(nodes)]
+    return out
+
+
+@pytest.mark.parametrize("cluster", [fat_tree_cluster(30, seed=1), fat_tree_cluster(7, n_racks=3, seed=2),
+                                     k_ary_fat_tree(4, seed=0)], ids=["tree-30", "tree-7", "fat-tree-4"])
+def test_lazy_paths_equal_all_pairs_shortest_paths(cluster):
+    paths = cluster.paths()
+    eager = _eager_paths(cluster)
+    assert len(paths) == len(eager) and set(paths) == set(eager)
+    assert all(paths[key] == value for key, value in eager.items())
+    assert paths.get((0, 0)) is None and paths.get((0, cluster.n_servers)) is None and (0, -1) not in paths
+    with pytest.raises(KeyError):
+        paths["a", 1]

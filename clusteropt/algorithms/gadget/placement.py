@@ -17,6 +17,7 @@ every link its bandwidth (Eq. (8)); the caller subtracts what it takes.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -32,7 +33,7 @@ class Residual:
 
     server: np.ndarray
     link: np.ndarray
-    paths: dict[tuple[int, int], list[int]]
+    paths: Mapping[tuple[int, int], list[int]]
     rack: np.ndarray
 
     @classmethod
