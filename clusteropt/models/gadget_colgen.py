@@ -22,7 +22,7 @@ depth-first order, :mod:`clusteropt.models.gadget`).  The same optimum as the tr
 ``tests/models/test_gadget_colgen.py`` checks on random instances.
 
 :func:`solve_embedding_colgen` solves it with a restricted master on a live ``highspy.Highs``
-(columns added with ``addCols``, each re-solve warm from the last basis) and *pricing* by a
+(columns added with ``addCols``, each re-solve by primal simplex from the last basis) and *pricing* by a
 dynamic program over the tree (:func:`price_placements`): with the master's row duals as prices
 ``sigma_s^r >= 0`` and ``tau_e >= 0`` the cheapest placement of job i minimises::
 
@@ -345,6 +345,10 @@ def solve_embedding_colgen(problem: SlotProblem, kappa, *, tol: float = 1e-7, ma
 
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
+    # primal simplex: the previous basis stays primal feasible when columns are added, so each
+    # round re-starts from it (HiGHS's default chose dual simplex here, 3-8x slower a round on the
+    # 128- and 432-server oversubscribed fat-trees of benchmarks/gadget_fattree)
+    h.setOptionValue("simplex_strategy", 4)
     upper = np.concatenate([np.ones(J), cap.ravel(), link_cap])
     h.addRows(n_rows, np.full(n_rows, -highspy.kHighsInf), upper, 0, np.zeros(n_rows + 1, dtype=np.int32),
               np.zeros(0, dtype=np.int32), np.zeros(0))
