@@ -21,6 +21,12 @@ LP's HiGHS time, the first slot's selection-LP value, the largest load / bandwid
 on host links and on fabric links (switch to switch), the run's total utility, the verifier's
 verdict, and the fitted exponent of the median slot time in the servers (sizes from 100 on).
 
+``--setting oversubscribed`` runs the same sweep where the fabric binds: switch-to-switch links at
+25 Gbps against 100 at the servers (4:1 oversubscribed), 1-2 GPUs per server and 2-8 workers per
+job (so rings span servers), ``b_i`` of 5-25 Gbps, ``k = 4 .. 16``; written as
+``gadget_fattree_oversubscribed.*``.  There the lift's greedy may fail and the MILP run, and jobs
+may be dropped: both are counted.
+
 Side by side on a small fat-tree (:data:`COMPARE`: k = 4, 10 jobs), the paper's route on the
 fat-tree as it is (``Gadget("lp-rs-mde")``: the selection LP in flow form, the augmented LP on Rost
 and Schmid's extended graph) against the quotient tree with the augmented LP then its
@@ -47,6 +53,9 @@ NAME = "gadget_fattree"
 FULL = {"k": [4, 6, 8, 10, 12, 16, 20], "n_jobs": 100, "horizon": 3, "utility": "sqrt", "seed": 0,
         "host_bw": 100.0, "fabric_bw": 100.0, "bandwidth": [10.0, 60.0], "gpus": [1, 2, 4, 8]}
 QUICK = {**FULL, "k": [4, 6], "n_jobs": 10, "horizon": 2}
+#: ``--setting oversubscribed`` (module docstring).
+OVERSUBSCRIBED = {**FULL, "k": [4, 6, 8, 10, 12, 16], "fabric_bw": 25.0, "bandwidth": [5.0, 25.0], "gpus": [1, 2],
+                  "workers": [2, 8]}
 ROUTE = {"embed_route": "colgen", "select_route": "capacity", "quotient": True}
 #: The side-by-side setting, and its routes: the fat-tree as it is, and the quotient with either
 #: augmented-LP route.
@@ -74,7 +83,8 @@ def one(k: int, params: dict, route: dict | None = None) -> dict:
     cluster = k_ary_fat_tree(k, gpus=tuple(params["gpus"]), host_bw=params["host_bw"],
                              fabric_bw=params["fabric_bw"], seed=seed)
     inst = random_gadget(params["n_jobs"], cluster=cluster, horizon=params["horizon"], arrivals="zero",
-                         utility=params["utility"], bandwidth=tuple(params["bandwidth"]), seed=seed)
+                         utility=params["utility"], bandwidth=tuple(params["bandwidth"]),
+                         workers=tuple(params.get("workers", (1, 5))), seed=seed)
     start = time.perf_counter()
     run = run_online(Gadget("lp-rs-mde", **(ROUTE if route is None else route)), inst, horizon=inst.horizon,
                      seed=seed)
@@ -136,31 +146,37 @@ def to_markdown(report: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     cli = parser(NAME, __doc__, "small fat-trees; print only")
+    cli.add_argument("--setting", choices=("full-bisection", "oversubscribed"), default="full-bisection",
+                     help="every link at 100 Gbps (default) or a 4:1 oversubscribed fabric (module docstring)")
     args = cli.parse_args(argv)
-    params = QUICK if args.quick else FULL
+    over = args.setting == "oversubscribed"
+    params = {**OVERSUBSCRIBED, **({"k": [4, 6], "n_jobs": 10, "horizon": 2} if args.quick else {})} if over else (
+        QUICK if args.quick else FULL)
+    name = NAME + ("_oversubscribed" if over else "")
     start = time.perf_counter()
-    report = {**header(NAME, ("clusteropt", "highspy", "numpy", "scipy")), "parameters": params, "rows": []}
+    report = {**header(name, ("clusteropt", "highspy", "numpy", "scipy")), "parameters": params, "rows": []}
     one(4, {**params, "n_jobs": 4, "horizon": 1})  # warm-up, not recorded
     for k in params["k"]:
         row = one(k, params)
         report["rows"].append(row)
-        print(f"{NAME}: k = {k} ({row['servers']} servers): slot median {row['slot_s']['median']:.2f} s, "
+        print(f"{name}: k = {k} ({row['servers']} servers): slot median {row['slot_s']['median']:.2f} s, "
               f"lift {row['lift_methods']}, dropped {sum(len(d) for d in row['lift_dropped'])}", flush=True)
     sizes = [r["servers"] for r in report["rows"]]
     smallest = 100 if max(sizes) > 100 else min(sizes)
     report["fit_from"] = smallest
     rows = [{**r, "route": "quotient"} for r in report["rows"]]
     report["exponent"] = exponent(rows, "quotient", smallest)
-    compare = {**COMPARE, "n_jobs": params["n_jobs"] if args.quick else COMPARE["n_jobs"]}
+    compare = {**params, "k": COMPARE["k"], "n_jobs": params["n_jobs"] if args.quick else COMPARE["n_jobs"],
+               "horizon": COMPARE["horizon"]}
     report["compare_parameters"] = compare
     report["compare"] = []
     for name, route in COMPARE_ROUTES.items():
         row = {**one(compare["k"], compare, route), "route": name}
         report["compare"].append(row)
-        print(f"{NAME}: side by side, {name}: slot median {row['slot_s']['median']:.2f} s", flush=True)
+        print(f"{name}: side by side, {name}: slot median {row['slot_s']['median']:.2f} s", flush=True)
     values = [r["first_lp_value"] for r in report["compare"]]
     report["compare_lp_equal"] = bool(np.allclose(values, values[0], rtol=1e-7))
-    finish(NAME, report, to_markdown, output_dir(args), start)
+    finish(name, report, to_markdown, output_dir(args), start)
     return 0
 
 

@@ -223,3 +223,7 @@ def test_gadget_fattree_quick(tmp_path):
     assert report["compare_lp_equal"]
     assert {r["route"] for r in report["compare"]} == set(gadget_fattree.COMPARE_ROUTES)
     assert "| quotient-colgen |" in (tmp_path / "gadget_fattree.md").read_text()
+    assert gadget_fattree.main(["--quick", "--setting", "oversubscribed", "--out", str(tmp_path)]) == 0
+    over = json.loads((tmp_path / "gadget_fattree_oversubscribed.json").read_text())
+    assert over["parameters"]["fabric_bw"] == 25.0 and over["compare_lp_equal"]
+    assert all(r["verified"] and r["fabric_max_load"] <= 1 + 1e-9 for r in over["rows"])
