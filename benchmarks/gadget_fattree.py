@@ -170,10 +170,10 @@ def main(argv: list[str] | None = None) -> int:
                "horizon": COMPARE["horizon"]}
     report["compare_parameters"] = compare
     report["compare"] = []
-    for name, route in COMPARE_ROUTES.items():
-        row = {**one(compare["k"], compare, route), "route": name}
+    for route_name, route in COMPARE_ROUTES.items():
+        row = {**one(compare["k"], compare, route), "route": route_name}
         report["compare"].append(row)
-        print(f"{name}: side by side, {name}: slot median {row['slot_s']['median']:.2f} s", flush=True)
+        print(f"{name}: side by side, {route_name}: slot median {row['slot_s']['median']:.2f} s", flush=True)
     values = [r["first_lp_value"] for r in report["compare"]]
     report["compare_lp_equal"] = bool(np.allclose(values, values[0], rtol=1e-7))
     finish(name, report, to_markdown, output_dir(args), start)
