@@ -1,46 +1,48 @@
 """A fat-tree as a tree: GADGET's tree routes on a k-ary fat-tree, and the lift of their rings back.
 
 The tree form of the per-slot model (:mod:`clusteropt.models.gadget`), its array builder and the
-column generation of Alg. 2 (:mod:`clusteropt.models.gadget_colgen`) need a tree: one path between
-two servers.  A k-ary fat-tree (:func:`clusteropt.instances.gadget.k_ary_fat_tree`, Al-Fares et
-al. 2008) has ``(k/2)^2`` shortest paths between pods, and the general-topology LP
-(:mod:`clusteropt.models.gadget_extended`) has ``kappa |S| |E|`` arc variables per job: out of reach
-beyond a few dozen servers.  This module puts the tree routes on a fat-tree (issue 22 item 1).
+column generation of Alg. 2 (:mod:`clusteropt.models.gadget_colgen`) need a tree: one path between two
+servers. A k-ary fat-tree (:func:`clusteropt.instances.gadget.k_ary_fat_tree`, Al-Fares et al. 2008)
+has ``(k/2)^2`` shortest paths between pods, and the general-topology LP
+(:mod:`clusteropt.models.gadget_extended`) has ``kappa |S| |E|`` arc variables per job, servers times
+links (``benchmarks/gadget_fattree`` sets the two side by side). This module puts the tree routes on a
+fat-tree (issue 22 item 1).
 
-**The quotient tree** (:func:`quotient_tree`).  Group the switches (:func:`fat_tree_groups`: every
-edge switch alone, the aggregation switches of one pod together, all core switches together;
-servers stay themselves), make every group one node, and merge the links between two groups into
-one link per direction whose bandwidth is the sum of theirs.  For a fat-tree the result is a tree:
-server - edge switch - pod - core.
+**The quotient tree** (:func:`quotient_tree`). Group the switches (:func:`fat_tree_groups`: every edge
+switch alone, the aggregation switches of one pod together, all core switches together; servers stay
+themselves), make every group one node, and merge the links between two groups into one link per
+direction whose bandwidth is the sum of theirs. For a fat-tree the result is a tree: server - edge
+switch - pod - core.
 
-**Exact for the LP** (a choice of ours, proved here; the paper has no fat-tree route).  Let the
-links of every merged group have one bandwidth (``k_ary_fat_tree``: ``host_bw`` at the servers,
-``fabric_bw`` elsewhere) and the slot start from free links (GADGET decides every slot afresh).
-(a) Any splittable routing on the fat-tree, with every node replaced by its group, is a routing on
-the quotient that loads each merged link with the sum of its members' loads, so within the merged
-bandwidth: the quotient's optimum is at least the fat-tree's (an upper bound).  (b) Conversely, route
-a quotient solution by even splits: an edge switch sends its upward traffic ``1/(k/2)`` to each
-aggregation switch of its pod, each of those sends its share ``1/(k/2)`` to each of its core
-switches, and downward traffic comes back the mirrored way.  Then every fat-tree link carries
-``1/m`` of its merged link's load (``m`` its members), within its own bandwidth.  So the
+**Exact for the LP** (a choice of ours, proved here; the paper has no fat-tree route). Let the links
+of every merged group have one bandwidth (``k_ary_fat_tree``: ``host_bw`` at the servers,
+``fabric_bw`` elsewhere) and the slot start from free links (GADGET decides every slot afresh). (a)
+Any splittable routing on the fat-tree, with every node replaced by its group, is a routing on the
+quotient that loads each merged link with the sum of its members' loads, so within the merged
+bandwidth (a walk that is not the tree path, e.g. up to the core and back into the same pod, only
+loads more than the tree path does): the quotient's optimum is at least the fat-tree's. (b)
+Conversely, route a quotient solution by even splits: an edge switch sends its upward traffic
+``1/(k/2)`` to each aggregation switch of its pod, each of those sends its share ``1/(k/2)`` to each
+of its core switches, and downward traffic comes back the mirrored way. Then every fat-tree link
+carries ``1/m`` of its merged link's load (``m`` its members), within its own bandwidth. So the
 ring-selection and augmented LPs on the quotient have the optimum of the splittable LPs on the
-fat-tree.  For the integral problem the paper routes every ring edge on one path (Eq. (7)); (a)
-still holds, so the quotient's ILP bounds the fat-tree's from above.
+fat-tree. For the integral problem the paper routes every ring edge on one path (Eq. (7)); (a) still
+holds, so the quotient's ILP bounds the fat-tree's from above.
 
 **The lift** (:func:`lift_allocation`): an allocation on the quotient keeps its workers and ring
-orders; each ring edge, a sequence of groups on the quotient, gets a path of the fat-tree through
-the members of these groups, ``b_i`` reserved on it.  First greedily: jobs in order of decreasing
-``b_i`` (then index), each ring edge on its widest path (the largest least residual bandwidth, by a
-layer-by-layer dynamic program).  The merged capacities only bound the members' in sum, so a ring
-edge may find every member path too full (parallel links fragmented: possible only when ``b_i`` is
-large against one link).  Then the whole slot is assigned again by a small MILP (``scipy.optimize.milp``,
-HiGHS): one binary per ring edge and candidate path, one per job (kept or not), ``sum_p x = y_i``
-for every ring edge of job i, every link within its bandwidth, maximizing the kept jobs' ``weight``
-(the slot's utility gain of each job, from the caller).  A job the MILP cannot keep is dropped from
-the slot: its workers and ring removed and the job listed in the result, so the caller records it
-(never hidden).  Requirement: ``b_i`` at most the bandwidth of every member link a merged link has
-(:func:`check_bandwidths`; otherwise the merged link admits a ring edge no member can carry).
-What is kept passes :mod:`clusteropt.verify.gadget` on the fat-tree; the tests check it there.
+orders; each ring edge, a sequence of groups on the quotient, gets a path of the fat-tree through the
+members of these groups, ``b_i`` reserved on it. First greedily: jobs in order of decreasing ``b_i``
+(then index), each ring edge on its widest path (the largest least residual bandwidth, by a
+layer-by-layer dynamic program). The merged capacities only bound the members' in sum, so a ring edge
+may find every member path too full (the parallel links' residuals fragmented). Then the whole slot is
+assigned again by a small MILP (``scipy.optimize.milp``, HiGHS): one binary per ring edge and
+candidate path, one per job (kept or not), ``sum_p x = y_i`` for every ring edge of job i, every link
+within its bandwidth, maximizing the kept jobs' ``weight`` (the slot's utility gain of each job, from
+the caller). A job the MILP cannot keep is dropped from the slot: its workers and ring removed and the
+job listed in the result, so the caller records it (never hidden). Requirement: ``b_i`` at most the
+bandwidth of every member link a merged link has (:func:`check_bandwidths`; otherwise the merged link
+admits a ring edge no member can carry). What is kept passes :mod:`clusteropt.verify.gadget` on the
+fat-tree; the tests check it there.
 
 Examples
 --------
