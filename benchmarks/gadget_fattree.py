@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     report["fit_from"] = smallest
     rows = [{**r, "route": "quotient"} for r in report["rows"]]
     report["exponent"] = exponent(rows, "quotient", smallest)
-    compare = {**params, "k": COMPARE["k"], "n_jobs": params["n_jobs"] if args.quick else COMPARE["n_jobs"],
+    compare = {**params, "k": COMPARE["k"], "n_jobs": 4 if args.quick else COMPARE["n_jobs"],
                "horizon": COMPARE["horizon"]}
     report["compare_parameters"] = compare
     report["compare"] = []

@@ -87,7 +87,7 @@ def _tight_fat(seed, host_bw=100.0, fabric_bw=100.0):
                          bandwidth=(40, 100))
 
 
-@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow)])
 def test_quotient_lp_is_the_fat_tree_lp_and_its_ilp_bounds(seed):
     inst = _tight_fat(seed)
     q = _quotient(inst.cluster)
@@ -152,11 +152,12 @@ def test_gadget_on_the_quotient_tree_is_verified_on_the_fat_tree(options):
     fat = k_ary_fat_tree(4, gpus=(1, 2), host_bw=100, fabric_bw=100, seed=1)
     inst = random_gadget(8, cluster=fat, workers=(2, 5), horizon=3, arrivals="zero", seed=1, utility="log",
                          bandwidth=(40, 100))
-    run = run_online(Gadget(quotient=True, **options), inst, horizon=inst.horizon, seed=0)
+    horizon = 1 if options["slot_solver"] == "exact" else inst.horizon  # the exact ILPs take seconds a slot
+    run = run_online(Gadget(quotient=True, **options), inst, horizon=horizon, seed=0)
     check = check_gadget_schedule(inst, run.schedule)
     assert check.ok, check.violations[:3]
     assert run.params["quotient"] is True
-    assert any(run.schedule.slots[t].rings for t in range(inst.horizon))  # rings crossed the fabric
+    assert any(a.rings for a in run.schedule.slots)  # rings crossed the fabric
     for info in run.slot_info:
         assert info["lift_dropped"] == [] and info["lift_method"] in ("greedy", "milp", None)
     links = {int(e) for a in run.schedule.slots for r in a.rings.values() for p in r.paths for e in p}
