@@ -190,12 +190,14 @@ def test_session_benchmarks_quick(tmp_path):
         broker_arrays,
         broker_integrality_gap,
         coflow_lp_routes,
+        colgen_master,
         realtime_ilp,
         ring_dynamic_bracket,
         ring_phases,
     )
 
-    for module in (broker_arrays, coflow_lp_routes, realtime_ilp, ring_phases, broker_integrality_gap):
+    for module in (broker_arrays, coflow_lp_routes, realtime_ilp, ring_phases, broker_integrality_gap,
+                   colgen_master):
         assert module.main(["--quick", "--out", str(tmp_path)]) == 0
         assert (tmp_path / f"{module.NAME}.md").is_file()
     coflow = json.loads((tmp_path / "coflow_lp_routes.json").read_text())["cases"][0]["routes"]

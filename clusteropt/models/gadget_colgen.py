@@ -70,12 +70,14 @@ from clusteropt.models.gadget_embedding import _mapping, _parts, _preorder, chec
 from clusteropt.solvers.direct import highs_termination
 from clusteropt.solvers.result import NotOptimalError, SolveResult, Termination
 
-__all__ = ["ColgenResult", "PlacementPrices", "price_placements", "solve_embedding_colgen"]
+__all__ = ["MASTER_STRATEGIES", "ColgenResult", "PlacementPrices", "price_placements", "solve_embedding_colgen"]
 
 log = logging.getLogger(__name__)
 
 #: Default cap on pricing rounds of :func:`solve_embedding_colgen`.
 MAX_ROUNDS = 2000
+#: HiGHS ``simplex_strategy`` of the master by name (:func:`solve_embedding_colgen`'s ``master``).
+MASTER_STRATEGIES = {"primal": 4, "dual": 1}
 #: Relative gap between the Lagrangian bound and the master under which a round whose only
 #: entering placements are already in the master counts as converged.
 GAP_TOL = 1e-7
@@ -281,7 +283,7 @@ class ColgenResult:
 
 
 def solve_embedding_colgen(problem: SlotProblem, kappa, *, tol: float = 1e-7, max_rounds: int = MAX_ROUNDS,
-                           time_limit: float | None = None, paths=None) -> ColgenResult:
+                           time_limit: float | None = None, paths=None, master: str = "primal") -> ColgenResult:
     """The augmented LP of Alg. 2 line 4 (tree clusters) by column generation, with its decomposition.
 
     Parameters
@@ -297,6 +299,10 @@ def solve_embedding_colgen(problem: SlotProblem, kappa, *, tol: float = 1e-7, ma
         Seconds; checked between rounds.
     paths : optional
         The cluster's :meth:`~clusteropt.instances.gadget.Cluster.paths` (for the rings).
+    master : {"primal", "dual"}
+        HiGHS's simplex for the master's re-solves (:data:`MASTER_STRATEGIES`): primal (default;
+        added columns keep the last basis primal feasible, so it re-starts from there) or HiGHS's
+        own default, dual (``python -m benchmarks.colgen_master`` measures both).
 
     Raises
     ------
@@ -316,6 +322,8 @@ def solve_embedding_colgen(problem: SlotProblem, kappa, *, tol: float = 1e-7, ma
     ('converged', True)
     """
     start = time.perf_counter()
+    if master not in MASTER_STRATEGIES:
+        raise ValueError(f"master = {master!r}; expected one of {sorted(MASTER_STRATEGIES)}")
     kap = check_kappa(problem, kappa)
     inst = problem.inst
     cl = inst.cluster
@@ -345,10 +353,7 @@ def solve_embedding_colgen(problem: SlotProblem, kappa, *, tol: float = 1e-7, ma
 
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
-    # primal simplex: the previous basis stays primal feasible when columns are added, so each
-    # round re-starts from it (HiGHS's default chose dual simplex here, 3-8x slower a round on the
-    # 128- and 432-server oversubscribed fat-trees of benchmarks/gadget_fattree)
-    h.setOptionValue("simplex_strategy", 4)
+    h.setOptionValue("simplex_strategy", MASTER_STRATEGIES[master])
     upper = np.concatenate([np.ones(J), cap.ravel(), link_cap])
     h.addRows(n_rows, np.full(n_rows, -highspy.kHighsInf), upper, 0, np.zeros(n_rows + 1, dtype=np.int32),
               np.zeros(0, dtype=np.int32), np.zeros(0))

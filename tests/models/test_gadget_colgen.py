@@ -121,11 +121,12 @@ def _slots():
 
 
 @pytest.mark.parametrize("case", range(5))
-def test_colgen_reaches_the_tree_lp_optimum_with_a_valid_decomposition(case):
+@pytest.mark.parametrize("master", ["primal", "dual"])
+def test_colgen_reaches_the_tree_lp_optimum_with_a_valid_decomposition(case, master):
     p, kappa = _slots()[case]
     lp = build_embedding_matrix(p, kappa)
     res_lp, _ = solve_matrix(lp)
-    res = solve_embedding_colgen(p, kappa)
+    res = solve_embedding_colgen(p, kappa, master=master)
     assert res.status == "converged"
     assert res.value == pytest.approx(res_lp.objective, rel=1e-7, abs=1e-7)
     assert res.bound >= res_lp.objective - 1e-6 * max(1.0, abs(res_lp.objective))
@@ -178,6 +179,8 @@ def test_errors():
         solve_embedding_colgen(p, {int(p.jobs[0]): 99})
     with pytest.raises(NotOptimalError, match="max_rounds"):
         solve_embedding_colgen(p, kappa, max_rounds=0)
+    with pytest.raises(ValueError, match="master = 'ipm'; expected one of"):
+        solve_embedding_colgen(p, kappa, master="ipm")
     from clusteropt.instances.gadget import k_ary_fat_tree
 
     inst = random_gadget(3, cluster=k_ary_fat_tree(4, seed=0), horizon=3, seed=0)
