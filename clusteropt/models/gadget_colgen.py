@@ -196,26 +196,28 @@ def price_placements(lay: TreeLayout, kappa, unit, link, own_cap) -> PlacementPr
 
     def part(n: int, q: int) -> np.ndarray:
         if q >= len(parts_of[n]):
-            return empty  # padding: convolving with it changes nothing and puts 0 workers here
+            return empty  # a node without parts: 0 workers at cost 0
         kind, c = parts_of[n][q]
         return own_all[c] if kind == "own" else F.pop(c) + np.where(charge, link[:, c:c + 1], 0.0)
 
     # the nodes of one height do not depend on each other: their chains run together, stacked as
-    # rows (the convolution is row-wise), nodes with fewer parts padded with the identity
+    # rows (the convolution is row-wise); nodes sorted by their number of parts, so that the nodes
+    # with a q-th part are a prefix of the rows and no row is convolved with padding
     for h in sorted(set(height.values())):
-        nodes = [n for n in order if height[n] == h]
-        n_parts = max(len(parts_of[n]) for n in nodes)
+        nodes = sorted((n for n in order if height[n] == h), key=lambda n: -len(parts_of[n]))
+        counts_h = [len(parts_of[n]) for n in nodes]
         f = np.concatenate([part(n, 0) for n in nodes])
         steps = []
-        pad = np.full((f.shape[0], 1), np.inf)
-        for q in range(1, n_parts):
-            f, b = _min_plus(f, np.concatenate([part(n, q) for n in nodes]), idx, pad)
-            steps.append(b)  # workers in part q
+        for q in range(1, counts_h[0]):
+            rows_q = J * sum(1 for c in counts_h if c > q)
+            g = np.concatenate([part(n, q) for n, c in zip(nodes, counts_h, strict=True) if c > q])
+            f[:rows_q], b = _min_plus(f[:rows_q], g, idx, np.full((rows_q, 1), np.inf))
+            steps.append(b)  # workers in part q, for the first rows_q rows
         f[np.tile(beyond, (len(nodes), 1))] = np.inf
         for r, n in enumerate(nodes):
             rows_n = slice(r * J, (r + 1) * J)
             F[n] = f[rows_n]
-            choice[n] = [step[rows_n] for step in steps[:max(len(parts_of[n]) - 1, 0)]]
+            choice[n] = [step[rows_n] for step in steps[:max(counts_h[r] - 1, 0)]]
     root = F[lay.root]
     cost = root[np.arange(J), np.minimum(kappa, K)] if J else np.zeros(0)
     counts = np.zeros((J, n_srv), dtype=np.int64)
