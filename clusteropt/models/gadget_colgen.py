@@ -175,7 +175,10 @@ def price_placements(lay: TreeLayout, kappa, unit, link, own_cap) -> PlacementPr
     J = kappa.size
     n_srv = unit.shape[1] if unit.ndim == 2 else 0
     n_nodes = len(lay.parent) + 1
-    K = int(kappa.max()) if J else 0
+    if J == 0:
+        none = np.zeros(0, dtype=np.int64)
+        return PlacementPrices(np.zeros(0), none.reshape(0, n_srv), none.reshape(0, n_nodes))
+    K = int(kappa.max())
     ks = np.arange(K + 1)
     beyond = ks[None, :] > kappa[:, None]  # (J, K+1): more workers than the ring has
     charge = (ks[None, :] > 0) & (ks[None, :] < kappa[:, None])
@@ -219,7 +222,7 @@ def price_placements(lay: TreeLayout, kappa, unit, link, own_cap) -> PlacementPr
             F[n] = f[rows_n]
             choice[n] = [step[rows_n] for step in steps[:max(counts_h[r] - 1, 0)]]
     root = F[lay.root]
-    cost = root[np.arange(J), np.minimum(kappa, K)] if J else np.zeros(0)
+    cost = root[np.arange(J), np.minimum(kappa, K)]
     counts = np.zeros((J, n_srv), dtype=np.int64)
     below = np.zeros((J, n_nodes), dtype=np.int64)
     ok = np.isfinite(cost)

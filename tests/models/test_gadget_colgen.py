@@ -60,6 +60,12 @@ def _server_with_children() -> Cluster:
                    bandwidth=np.full(len(links), 10.0), n_switches=1, resources=("gpu",))
 
 
+def test_pricing_without_jobs_is_empty():
+    lay = tree_layout(fat_tree_cluster(4, n_racks=2, seed=0))
+    p = price_placements(lay, np.zeros(0, dtype=int), np.zeros((0, 4)), np.zeros((0, 7)), np.zeros((0, 4), int))
+    assert p.cost.shape == (0,) and p.counts.shape == (0, 4) and p.below.shape == (0, 7)
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_pricing_matches_brute_force(seed):
     rng = np.random.default_rng(seed)
