@@ -299,6 +299,9 @@ class Gadget:
                                  "would hide the paper rounding's overloads")
             self.quotient_ = quotient_tree(instance.cluster, fat_tree_groups(instance.cluster))
             check_bandwidths(self.quotient_, instance.bandwidth)
+            if not self.quotient_.uniform:
+                log.warning("quotient tree: some merged links join parallel links of different bandwidths, so "
+                            "its LPs bound the cluster's from above but need not equal them")
             work = dataclasses.replace(instance, cluster=self.quotient_.tree)
         if self.slot_solver == "lp-rs-mde":
             if self.select_algorithm != "simplex" and self.warm:

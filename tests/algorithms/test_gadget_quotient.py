@@ -175,3 +175,16 @@ def test_gadget_quotient_refusals():
                                              [0, 4], [4, 0]], bandwidth=[100] * 10, n_switches=2)
     with pytest.raises(ValueError, match="server 0 is linked to 2 nodes"):
         run_online(Gadget(quotient=True), dataclasses.replace(inst, cluster=ring_cluster), horizon=1, seed=0)
+
+
+def test_unequal_parallel_links_are_flagged(caplog):
+    fat = k_ary_fat_tree(4, gpus=(2,), seed=0)
+    bandwidth = fat.bandwidth.copy()
+    bandwidth[-2:] = 300.0  # one core link pair below the others' 400
+    uneven = Cluster(capacity=fat.capacity, links=fat.links, bandwidth=bandwidth, n_switches=fat.n_switches,
+                     rack=fat.rack)
+    assert _quotient(fat).uniform and not _quotient(uneven).uniform
+    inst = random_gadget(4, cluster=uneven, horizon=1, arrivals="zero", seed=0)
+    run = run_online(Gadget(quotient=True), inst, horizon=1, seed=0)
+    assert "need not equal them" in caplog.text
+    assert check_gadget_schedule(inst, run.schedule).ok
