@@ -179,7 +179,8 @@ def _cannot_write(path, exc: OSError) -> str:
     return why if why.startswith("cannot write") else f"cannot write {path}: {why}"
 
 
-def _build(path: str, model_name: str, relax: bool, slot: int | None = None, price_form: str | None = None):
+def _build(path: str, model_name: str, relax: bool, slot: int | None = None, price_form: str | None = None,
+           quotient: bool = False):
     from clusteropt.models import get_model
 
     inst = _load(path)
@@ -187,6 +188,16 @@ def _build(path: str, model_name: str, relax: bool, slot: int | None = None, pri
         spec = get_model(model_name)
         if price_form is not None and spec.kind != "broker":
             raise ValueError(f"--price-form is an option of the broker models (paper 003), not of {spec.name!r}")
+        if quotient:
+            if inst.kind != "gadget":
+                raise ValueError(f"--quotient-tree merges a GPU cluster's parallel switches; {path} is a "
+                                 f"{inst.kind} instance")
+            import dataclasses
+
+            from clusteropt.algorithms.gadget.quotient import fat_tree_groups, quotient_tree
+
+            tree = quotient_tree(inst.cluster, fat_tree_groups(inst.cluster)).tree
+            inst = dataclasses.replace(inst, cluster=tree)
         options: dict[str, int | str] = {} if slot is None else {"slot": slot}
         if price_form is not None:
             options["price_form"] = price_form
@@ -194,6 +205,11 @@ def _build(path: str, model_name: str, relax: bool, slot: int | None = None, pri
     except ValueError as exc:
         raise BadInput(str(exc)) from None
 
+
+_QUOTIENT_OPTION = click.option(
+    "--quotient-tree", "quotient", is_flag=True,
+    help="GADGET: build on the fat-tree's quotient tree (parallel switches and links merged: the tree form, "
+         "whose LP has the optimum of the fat-tree's splittable LP and whose ILP bounds the fat-tree's).")
 
 _PRICE_FORM_OPTION = click.option(
     "--price-form", type=click.Choice(["tight", "bigm"]), default=None,
@@ -253,15 +269,16 @@ def models_cmd(as_json: bool) -> None:
 @click.option("--relax", is_flag=True, help="Build the continuous relaxation.")
 @click.option("--slot", type=int, default=None, help=_SLOT_HELP)
 @_PRICE_FORM_OPTION
+@_QUOTIENT_OPTION
 @click.option("--export", "export_path", type=str, default=None,
               help="Also write the model to FILE (.lp or .mps; - writes LP to stdout).")
 def build_cmd(instance: str, model_name: str, relax: bool, slot: int | None, price_form: str | None,
-              export_path: str | None) -> None:
+              quotient: bool, export_path: str | None) -> None:
     """Build a model for INSTANCE and print its components (sizes and equations)."""
     from clusteropt.models import model_summary
 
     _refuse_overwrite(export_path, "--export", *_inputs(instance))
-    _, spec, model = _build(instance, model_name, relax, slot, price_form)
+    _, spec, model = _build(instance, model_name, relax, slot, price_form, quotient)
     rows = model_summary(model)
     _echo(f"model {spec.name} ({spec.backend}){' relaxed' if relax else ''}: {spec.description}", export_path)
     _echo(_table(rows, ["component", "type", "size", "doc"]), export_path)
@@ -307,11 +324,12 @@ def _export(model, path: str) -> None:
 @click.option("--relax", is_flag=True, help="Export the continuous relaxation.")
 @click.option("--slot", type=int, default=None, help=_SLOT_HELP)
 @_PRICE_FORM_OPTION
+@_QUOTIENT_OPTION
 def export_cmd(instance: str, file: str, model_name: str, relax: bool, slot: int | None,
-               price_form: str | None) -> None:
+               price_form: str | None, quotient: bool) -> None:
     """Write the model built for INSTANCE to FILE (.lp or .mps; - writes LP to stdout) with the paper's names."""
     _refuse_overwrite(file, "FILE", *_inputs(instance))
-    _, _, model = _build(instance, model_name, relax, slot, price_form)
+    _, _, model = _build(instance, model_name, relax, slot, price_form, quotient)
     _export(model, file)
 
 

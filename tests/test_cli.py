@@ -591,3 +591,8 @@ def test_run_coflow_online_and_its_errors(tmp_path, capsys):
     assert code == 2 and "online=True" in err
     code, _, err = run(capsys, "run", str(path), "--online", "--epoch", "0")
     assert code == 2 and "--epoch" in err
+
+
+def test_quotient_tree_is_refused_for_other_instances(capsys, inst_file):
+    code, _, err = run(capsys, "build", inst_file, "--model", "worker-placement", "--quotient-tree")
+    assert code == 2 and "--quotient-tree merges a GPU cluster's parallel switches" in err

@@ -257,3 +257,13 @@ def test_fat_tree_instances_run_on_the_quotient_tree(tmp_path, capsys):
     assert not (tmp_path / "bad.json").exists()
     code, _, err = run(capsys, "run", path, "--slot-solver", "lp-rs-mde", "--rounding", "paper", "--quotient-tree")
     assert code == 2 and "hide" in err
+    # the quotient's tree-form model, built and exported for an outside solver
+    code, out, _ = run(capsys, "build", path, "--model", "gvne", "--slot", "1", "--quotient-tree", "--export",
+                       tmp_path / "q.lp")
+    assert code == 0 and (tmp_path / "q.lp").is_file()
+    tree_vars = int(out.split(" variables,")[0].split()[-1])
+    code, out, _ = run(capsys, "build", path, "--model", "gvne", "--slot", "1")
+    assert code == 0 and int(out.split(" variables,")[0].split()[-1]) > tree_vars  # the flow form on the fat-tree
+    code, _, _ = run(capsys, "export", path, tmp_path / "q.mps", "--model", "gvne", "--slot", "1",
+                     "--quotient-tree")
+    assert code == 0 and (tmp_path / "q.mps").is_file()
