@@ -102,40 +102,65 @@ class PlacementPrices:
     below: np.ndarray
 
 
-def _antidiagonals(K: int) -> np.ndarray:
-    """``idx[c, a]``: position of ``(a, c - a)`` in a flattened ``(K+1) x (K+1)`` table, or the pad
-    position ``(K+1)^2`` when ``a > c``.
-    """
-    a = np.arange(K + 1)
-    c = a[:, None]
-    return np.where(a[None, :] <= c, a[None, :] * (K + 1) + (c - a[None, :]), (K + 1) ** 2)
-
-
-def _min_plus(f: np.ndarray, g: np.ndarray, idx: np.ndarray, pad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _min_plus(f: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Row-wise min-plus convolution ``h[c] = min_b f[c - b] + g[b]`` over ``c = 0 .. K`` and the
-    minimising ``b`` (int16; ties go to the largest ``b``).  A part that holds at most ``m - 1``
-    workers (``g`` infinite beyond: a server) is convolved by ``m`` shifts; a wide one through the
-    full ``(K+1) x (K+1)`` table of sums.
+    minimising ``b`` (int16; ties go to the largest ``b``), by one shifted comparison per ``b`` up to
+    the last column where ``g`` is finite anywhere (a server holds at most its ``own_cap``):
+    ``O(J K m)`` work and no ``(K+1) x (K+1)`` table of sums per row, for narrow and wide parts alike.
     """
     J, width = f.shape
     finite = np.flatnonzero(np.isfinite(g).any(axis=0))
     m = int(finite[-1]) + 1 if finite.size else 1
-    if 2 * m <= width:
-        h = np.full((J, width), np.inf)
-        best = np.zeros((J, width), dtype=np.int16)
-        for b in range(m - 1, -1, -1):  # largest b first: a strict < keeps it on ties
-            cand = f[:, :width - b] + g[:, b:b + 1]
-            better = cand < h[:, b:]
-            h[:, b:] = np.where(better, cand, h[:, b:])
-            best[:, b:] = np.where(better, b, best[:, b:])
-        return h, best
-    table = np.concatenate([(f[:, :, None] + g[:, None, :]).reshape(J, -1), pad], axis=1)[:, idx]
-    a = table.argmin(axis=2)  # workers in the parts before this one
-    h = np.take_along_axis(table, a[:, :, None], axis=2)[:, :, 0]
-    return h, (np.arange(width)[None, :] - a).astype(np.int16)
+    h = np.full((J, width), np.inf)
+    best = np.zeros((J, width), dtype=np.int16)
+    for b in range(m - 1, -1, -1):  # largest b first: a strict < keeps it on ties
+        cand = f[:, :width - b] + g[:, b:b + 1]
+        better = cand < h[:, b:]
+        h[:, b:] = np.where(better, cand, h[:, b:])
+        best[:, b:] = np.where(better, b, best[:, b:])
+    return h, best
 
 
-def price_placements(lay: TreeLayout, kappa, unit, link, own_cap) -> PlacementPrices:
+@dataclasses.dataclass(frozen=True)
+class _Level:
+    """The tree nodes of one height, as :func:`price_placements` stacks them: ``nodes`` sorted by
+    their number of parts (most first), and per part position q the rows that have a q-th part
+    (a prefix of ``nodes``) split by kind: ``own[q] = (rows, servers)``, ``sub[q] = (rows, children)``.
+    """
+
+    nodes: np.ndarray
+    n_parts: np.ndarray
+    own: list[tuple[np.ndarray, np.ndarray]]
+    sub: list[tuple[np.ndarray, np.ndarray]]
+
+
+def pricing_plan(lay: TreeLayout, n_servers: int) -> tuple[_Level, ...]:
+    """The tree's nodes by height, with their parts as index arrays (:func:`price_placements`'s
+    ``plan``; it depends on the tree only, so one plan serves every pricing round of a slot).
+    """
+    order = _preorder(lay)
+    parts_of = {n: _parts(lay, n_servers, n) for n in order}
+    height: dict[int, int] = {}
+    for n in reversed(order):
+        height[n] = 1 + max((height[c] for kind, c in parts_of[n] if kind == "sub"), default=0)
+    levels = []
+    for h in sorted(set(height.values())):
+        nodes = sorted((n for n in order if height[n] == h), key=lambda n: -len(parts_of[n]))
+        n_parts = np.asarray([len(parts_of[n]) for n in nodes], dtype=np.int64)
+        own: list[tuple[np.ndarray, np.ndarray]] = []
+        sub: list[tuple[np.ndarray, np.ndarray]] = []
+        for q in range(int(n_parts.max(initial=0))):
+            here = [(r, *parts_of[n][q]) for r, n in enumerate(nodes) if n_parts[r] > q]
+            for kind, out in (("own", own), ("sub", sub)):
+                rows = np.asarray([r for r, k, _ in here if k == kind], dtype=np.int64)
+                ids = np.asarray([c for _, k, c in here if k == kind], dtype=np.int64)
+                out.append((rows, ids))
+        levels.append(_Level(np.asarray(nodes, dtype=np.int64), n_parts, own, sub))
+    return tuple(levels)
+
+
+def price_placements(lay: TreeLayout, kappa, unit, link, own_cap, *,
+                     plan: tuple[_Level, ...] | None = None) -> PlacementPrices:
     """The cheapest placement of ``kappa[j]`` workers for every job j, by a tree DP.
 
     Parameters
@@ -149,10 +174,13 @@ def price_placements(lay: TreeLayout, kappa, unit, link, own_cap) -> PlacementPr
         Cost of crossing the link above tree node c (both directions together); ignored at the root.
     own_cap : int array (J, S)
         Most workers of job j on server s.
+    plan : optional
+        :func:`pricing_plan` of ``lay`` (computed here when not given).
 
     The placement crosses the link above c when c's subtree holds between 1 and ``kappa[j] - 1``
     workers.  ``O(J kappa^2)`` per tree link; the tree nodes of one height are convolved together
-    (one numpy call per part position, not per node).
+    (one numpy call per part position, not per node), and the placements are read back the same
+    way, one height at a time from the root.
 
     Examples
     --------
@@ -178,67 +206,62 @@ def price_placements(lay: TreeLayout, kappa, unit, link, own_cap) -> PlacementPr
     if J == 0:
         none = np.zeros(0, dtype=np.int64)
         return PlacementPrices(np.zeros(0), none.reshape(0, n_srv), none.reshape(0, n_nodes))
+    levels = pricing_plan(lay, n_srv) if plan is None else plan
     K = int(kappa.max())
     ks = np.arange(K + 1)
     beyond = ks[None, :] > kappa[:, None]  # (J, K+1): more workers than the ring has
     charge = (ks[None, :] > 0) & (ks[None, :] < kappa[:, None])
-    idx = _antidiagonals(K)
-    order = _preorder(lay)
-    F: dict[int, np.ndarray] = {}
-    choice: dict[int, list[np.ndarray]] = {}
 
     own_all = ks[None, None, :] * unit.T[:, :, None]  # (S, J, K+1): w workers of job j on server s
     own_all[ks[None, None, :] > own_cap.T[:, :, None]] = np.inf
+    F = np.empty((n_nodes, J, K + 1))  # F[c, j, w]: cheapest way for c's subtree to hold w workers of j
+    steps: list[list[np.ndarray]] = []  # per level, per part q >= 1: workers in part q, (rows_q, J, K+1)
 
-    empty = np.full((J, K + 1), np.inf)  # no part: 0 workers at cost 0; the identity of the convolution
-    empty[:, 0] = 0.0
-    parts_of = {n: _parts(lay, n_srv, n) for n in order}
-    height: dict[int, int] = {}
-    for n in reversed(order):
-        height[n] = 1 + max((height[c] for kind, c in parts_of[n] if kind == "sub"), default=0)
-
-    def part(n: int, q: int) -> np.ndarray:
-        if q >= len(parts_of[n]):
-            return empty  # a node without parts: 0 workers at cost 0
-        kind, c = parts_of[n][q]
-        return own_all[c] if kind == "own" else F.pop(c) + np.where(charge, link[:, c:c + 1], 0.0)
+    def gather(lv: _Level, q: int) -> np.ndarray:
+        (o_rows, o_ids), (s_rows, s_ids) = lv.own[q], lv.sub[q]
+        out = np.empty((o_rows.size + s_rows.size, J, K + 1))
+        out[o_rows] = own_all[o_ids]
+        out[s_rows] = F[s_ids] + np.where(charge[None], link[:, s_ids].T[:, :, None], 0.0)
+        return out
 
     # the nodes of one height do not depend on each other: their chains run together, stacked as
-    # rows (the convolution is row-wise); nodes sorted by their number of parts, so that the nodes
-    # with a q-th part are a prefix of the rows and no row is convolved with padding
-    for h in sorted(set(height.values())):
-        nodes = sorted((n for n in order if height[n] == h), key=lambda n: -len(parts_of[n]))
-        counts_h = [len(parts_of[n]) for n in nodes]
-        f = np.concatenate([part(n, 0) for n in nodes])
-        steps = []
-        for q in range(1, counts_h[0]):
-            rows_q = J * sum(1 for c in counts_h if c > q)
-            g = np.concatenate([part(n, q) for n, c in zip(nodes, counts_h, strict=True) if c > q])
-            f[:rows_q], b = _min_plus(f[:rows_q], g, idx, np.full((rows_q, 1), np.inf))
-            steps.append(b)  # workers in part q, for the first rows_q rows
-        f[np.tile(beyond, (len(nodes), 1))] = np.inf
-        for r, n in enumerate(nodes):
-            rows_n = slice(r * J, (r + 1) * J)
-            F[n] = f[rows_n]
-            choice[n] = [step[rows_n] for step in steps[:max(counts_h[r] - 1, 0)]]
-    root = F[lay.root]
-    cost = root[np.arange(J), np.minimum(kappa, K)]
+    # rows (the convolution is row-wise); the nodes with a q-th part are a prefix of the rows, so
+    # no row is convolved with padding
+    for lv in levels:
+        m = lv.nodes.size
+        f = np.empty((m, J, K + 1))
+        f[:] = np.inf
+        f[:, :, 0] = 0.0  # a node without parts: 0 workers at cost 0 (the convolution's identity)
+        level_steps = []
+        for q in range(len(lv.own)):
+            g = gather(lv, q)
+            r = g.shape[0]
+            if q == 0:
+                f[:r] = g
+                continue
+            h, b = _min_plus(f[:r].reshape(r * J, K + 1), g.reshape(r * J, K + 1))
+            f[:r] = h.reshape(r, J, K + 1)
+            level_steps.append(b.reshape(r, J, K + 1))
+        f[:, beyond] = np.inf
+        F[lv.nodes] = f
+        steps.append(level_steps)
+    cost = F[lay.root, np.arange(J), np.minimum(kappa, K)]
     counts = np.zeros((J, n_srv), dtype=np.int64)
     below = np.zeros((J, n_nodes), dtype=np.int64)
-    ok = np.isfinite(cost)
-    below[:, lay.root] = np.where(ok, kappa, 0)
-    rows = np.arange(J)
-    for n in order:
-        rem = below[:, n].copy()
-        parts = _parts(lay, n_srv, n)
-        for q in range(len(parts) - 1, -1, -1):
-            kind, c = parts[q]
-            b = rem if q == 0 else choice[n][q - 1][rows, rem].astype(np.int64)
-            if kind == "own":
-                counts[:, c] = b
+    below[:, lay.root] = np.where(np.isfinite(cost), kappa, 0)
+    # read back from the root: a node's parent is of a larger height
+    for lv, level_steps in zip(reversed(levels), reversed(steps), strict=True):
+        rem = below[:, lv.nodes].T.copy()  # (m, J): workers in each node's subtree
+        for q in range(len(lv.own) - 1, -1, -1):
+            (o_rows, o_ids), (s_rows, s_ids) = lv.own[q], lv.sub[q]
+            r = o_rows.size + s_rows.size
+            if q == 0:
+                b = rem[:r]
             else:
-                below[:, c] = b
-            rem = rem - b
+                b = np.take_along_axis(level_steps[q - 1], rem[:r, :, None], axis=2)[:, :, 0].astype(np.int64)
+            counts[:, o_ids] = b[o_rows].T
+            below[:, s_ids] = b[s_rows].T
+            rem[:r] -= b
     return PlacementPrices(cost, counts, below)
 
 
@@ -339,6 +362,7 @@ def solve_embedding_colgen(problem: SlotProblem, kappa, *, tol: float = 1e-7, ma
     paths = cl.paths() if paths is None else paths
     jobs = np.asarray(sorted(kap), dtype=np.int64)
     J, S, R, L = jobs.size, cl.n_servers, len(cl.resources), cl.n_links
+    plan = pricing_plan(lay, S)
     kv = np.asarray([kap[i] for i in jobs.tolist()], dtype=np.int64)
     pos = {int(i): j for j, i in enumerate(problem.jobs.tolist())}
     pi = np.asarray([float(problem.pi[pos[i]][kap[i] - 1]) for i in jobs.tolist()])
@@ -379,7 +403,7 @@ def solve_embedding_colgen(problem: SlotProblem, kappa, *, tol: float = 1e-7, ma
         unit = pw @ sigma.T  # (J, S)
         link = np.zeros((J, cl.n_nodes))
         link[:, nodes] = bw[:, None] * (tau[up] + tau[down])[None, :]
-        priced = price_placements(lay, kv, unit, link, own_cap)
+        priced = price_placements(lay, kv, unit, link, own_cap, plan=plan)
         price_s += time.perf_counter() - t0
         feasible = np.isfinite(priced.cost)
         gain = np.where(feasible, pi - np.where(feasible, priced.cost, 0.0), -np.inf)

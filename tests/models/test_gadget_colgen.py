@@ -51,13 +51,14 @@ def _brute_cost(lay, n_srv, kappa, unit, link, own_cap):
     return best
 
 
-def _server_with_children() -> Cluster:
+def _server_with_children(dangling: bool = False) -> Cluster:
     """Servers 0..3 and switch 4, links 0-1, 0-2, 0-4, 4-3: server 0 is an inner node of the tree, with
-    its own workers and children."""
-    pairs = [(0, 1), (0, 2), (0, 4), (4, 3)]
+    its own workers and children; ``dangling`` adds switch 5 below switch 4 with nothing below it (a
+    tree node without parts)."""
+    pairs = [(0, 1), (0, 2), (0, 4), (4, 3)] + ([(4, 5)] if dangling else [])
     links = [[u, v] for u, v in pairs] + [[v, u] for u, v in pairs]
     return Cluster(capacity=np.array([[2.0], [1.0], [3.0], [2.0]]), links=np.array(links),
-                   bandwidth=np.full(len(links), 10.0), n_switches=1, resources=("gpu",))
+                   bandwidth=np.full(len(links), 10.0), n_switches=2 if dangling else 1, resources=("gpu",))
 
 
 def test_pricing_without_jobs_is_empty():
@@ -66,10 +67,10 @@ def test_pricing_without_jobs_is_empty():
     assert p.cost.shape == (0,) and p.counts.shape == (0, 4) and p.below.shape == (0, 7)
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(7))
 def test_pricing_matches_brute_force(seed):
     rng = np.random.default_rng(seed)
-    cl = _server_with_children() if seed == 5 else fat_tree_cluster(5, n_racks=2, seed=seed)
+    cl = _server_with_children(dangling=seed == 6) if seed >= 5 else fat_tree_cluster(5, n_racks=2, seed=seed)
     lay = tree_layout(cl)
     J = 4
     kappa = rng.integers(1, 6, J)
@@ -91,23 +92,24 @@ def test_pricing_matches_brute_force(seed):
             assert cost == pytest.approx(want, abs=1e-9)
 
 
-def test_min_plus_both_paths_match_the_definition():
-    from clusteropt.models.gadget_colgen import _antidiagonals, _min_plus
+def test_min_plus_matches_the_definition():
+    from clusteropt.models.gadget_colgen import _min_plus
 
     rng = np.random.default_rng(7)
     K = 9
-    for m in (1, 3, 5, K + 1):  # narrow parts take the shifts, wide ones the table
-        f = rng.uniform(0, 5, (4, K + 1))
+    for m in (1, 3, 5, K + 1):  # parts holding at most m - 1 workers (a server), and wide ones
+        f = rng.uniform(0, 5, (4, K + 1)).round(1)  # rounded: ties occur
         f[rng.random(f.shape) < 0.2] = np.inf
         g = np.full((4, K + 1), np.inf)
-        g[:, :m] = rng.uniform(0, 5, (4, m))
-        h, b = _min_plus(f, g, _antidiagonals(K), np.full((4, 1), np.inf))
+        g[:, :m] = rng.uniform(0, 5, (4, m)).round(1)
+        h, b = _min_plus(f, g)
         for j in range(4):
             for c in range(K + 1):
-                want = min(f[j, c - q] + g[j, q] for q in range(c + 1))
+                sums = [f[j, c - q] + g[j, q] for q in range(c + 1)]
+                want = min(sums)
                 assert h[j, c] == pytest.approx(want) if np.isfinite(want) else np.isinf(h[j, c])
-                if np.isfinite(want):
-                    assert f[j, c - b[j, c]] + g[j, b[j, c]] == pytest.approx(want)
+                if np.isfinite(want):  # the largest minimising b
+                    assert b[j, c] == max(q for q in range(c + 1) if sums[q] == want)
 
 
 def _slots():
