@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from clusteropt.algorithms.gadget.allocation import GadgetSchedule, SlotAllocation
+from clusteropt.algorithms.gadget.allocation import GadgetSchedule, PackedSlots, SlotAllocation
 from clusteropt.algorithms.gadget.greedy import future_density, greedy_slot, place_job
 from clusteropt.algorithms.gadget.placement import Residual
 from clusteropt.instances.gadget import GadgetInstance
@@ -104,7 +104,7 @@ class GadgetEnvironment:
             raise ValueError(f"horizon = {horizon}; expected 1 .. {instance.horizon} (the instance's T)")
         self.instance = instance
         self.z = np.zeros(instance.n_jobs, dtype=np.int64)
-        self.slots: list[SlotAllocation] = []
+        self.slots = PackedSlots(instance.n_jobs, instance.cluster.n_servers)
         self.info: list[dict[str, Any]] = []
         self._seconds = 0.0
         self._clock = 0.0
@@ -136,7 +136,7 @@ class GadgetEnvironment:
         inst = self.instance
         u = inst.utility_of(self.z)
         params = policy.get_params() if hasattr(policy, "get_params") else {}
-        return GadgetRun(getattr(policy, "name", type(policy).__name__), GadgetSchedule(list(self.slots)),
+        return GadgetRun(getattr(policy, "name", type(policy).__name__), GadgetSchedule(self.slots.copy()),
                          self.z.copy(), u, float(u.sum()), self._seconds, list(self.info), params)
 
 

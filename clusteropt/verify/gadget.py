@@ -40,6 +40,10 @@ Notes on the rules:
   ``b_i`` once for every time it appears on job i's ring paths, summed over jobs.  This implies
   Eq. (8) (the bottleneck ``B_min^p`` of every path).  Every in-range link index of every ring
   entry counts, including rings flagged for another reason.
+* A schedule whose dense ``(T, I, S)`` workers would exceed :data:`BLOCK_BYTES` (a real trace:
+  thousands of jobs, a thousand servers, thousands of slots) is checked block by block of slots,
+  with (3) and the utility on the running totals: the same verdict, violations in the same order
+  (``tests/verify/test_gadget.py`` checks it).
 * Amounts are ``lhs - rhs`` (workers, resource units, Gbps), or 1 for a structural ring error;
   ``where`` names the slot (1-based), job, server or link (``link 3 (0 -> 4)``) and the numbers.
 """
@@ -48,7 +52,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, SupportsFloat
 
 import numpy as np
@@ -127,8 +131,10 @@ def _fmt(x: SupportsFloat) -> str:
 
 
 def _check(inst: GadgetInstance, ys: np.ndarray, rings: list, first: int, used: np.ndarray,
-           tol: float) -> GadgetCheck:
-    """Check slots ``first .. first + K - 1`` given workers ``ys`` (K, I, S) and per-slot rings."""
+           tol: float, *, limit: bool = True) -> GadgetCheck:
+    """Check slots ``first .. first + K - 1`` given workers ``ys`` (K, I, S) and per-slot rings;
+    ``limit=False`` leaves out the cumulative (3), for a block of a longer schedule.
+    """
     cl = inst.cluster
     n_slots = ys.shape[0]
     res = cl.resources
@@ -184,22 +190,41 @@ def _check(inst: GadgetInstance, ys: np.ndarray, rings: list, first: int, used: 
     # -- (3) resource limit, cumulative ------------------------------------------------------------
     cum = used[None, :] + np.cumsum(per_job, axis=0)  # (K, I) worker-slots through each slot
     z = cum[-1] if n_slots else used.astype(float)
-    lim = np.asarray(inst.limit, dtype=float)
-    lhs = pw * z[:, None]
-    over_at = pw[None] * cum[:, :, None] - lim[None] > tol  # (K, I, R)
-
-    def limit_text(i) -> str:
-        job, r = i
-        t_first = first + int(np.argmax(over_at[:, job, r])) if over_at[:, job, r].any() else first
-        return (f"job {job}, {res[r]}: l_i^r z_i = {_fmt(pw[job, r])} * {_fmt(z[job])} = {_fmt(lhs[job, r])} "
-                f"> F_i^r = {_fmt(lim[job, r])} (first exceeded at slot {t_first})")
-
-    out += violations_where("(3) resource limit", lhs - lim, limit_text, tol=tol)
-
+    if limit:
+        out += _limit_violations(inst, z, _first_over(inst, cum, first, np.zeros(pw.shape, np.int64), tol), tol)
     ws = z.astype(np.int64) if np.array_equal(z, np.round(z)) else z
     util = np.asarray(inst.utility_of(z), dtype=float)
     return GadgetCheck(tuple(out), float(util.sum()), worker_slots=ws, utility=util, server_load=load,
                        link_load=link_load, first_slot=first)
+
+
+def _first_over(inst: GadgetInstance, cum: np.ndarray, first: int, known: np.ndarray, tol: float) -> np.ndarray:
+    """``known`` (I, R; 0 = not yet) with the first slot of ``first ..`` at which the cumulative
+    worker-slots ``cum`` (K, I) put ``l_i^r z_i`` above ``F_i^r`` filled in where it was 0.
+    """
+    if not cum.shape[0]:
+        return known
+    pw = np.asarray(inst.per_worker, dtype=float)
+    over_at = pw[None] * cum[:, :, None] - np.asarray(inst.limit, dtype=float)[None] > tol  # (K, I, R)
+    hit = over_at.any(axis=0) & (known == 0)
+    out = known.copy()
+    out[hit] = first + np.argmax(over_at, axis=0)[hit]
+    return out
+
+
+def _limit_violations(inst: GadgetInstance, z: np.ndarray, first_over: np.ndarray, tol: float) -> list[Violation]:
+    """(3) on the worker-slots ``z`` (I,), each named with the slot ``first_over`` gives."""
+    pw = np.asarray(inst.per_worker, dtype=float)
+    lim = np.asarray(inst.limit, dtype=float)
+    res = inst.cluster.resources
+    lhs = pw * z[:, None]
+
+    def limit_text(i) -> str:
+        job, r = i
+        return (f"job {job}, {res[r]}: l_i^r z_i = {_fmt(pw[job, r])} * {_fmt(z[job])} = {_fmt(lhs[job, r])} "
+                f"> F_i^r = {_fmt(lim[job, r])} (first exceeded at slot {first_over[job, r]})")
+
+    return violations_where("(3) resource limit", lhs - lim, limit_text, tol=tol)
 
 
 def _check_rings(inst: GadgetInstance, y: np.ndarray, rings, t: int, link_load: np.ndarray, links: np.ndarray,
@@ -385,13 +410,59 @@ def check_gadget_schedule(inst: GadgetInstance, schedule: GadgetSchedule | Itera
      '(8)/(19) link bandwidth violated at slot 2, link 2 (1 -> 2): load 11 > bandwidth 10 by 1',
      '(8)/(19) link bandwidth violated at slot 2, link 3 (2 -> 1): load 11 > bandwidth 10 by 1']
     """
-    slots = list(schedule.slots if hasattr(schedule, "slots") else schedule)
+    slots = schedule.slots if hasattr(schedule, "slots") else schedule
+    if not isinstance(slots, Sequence):
+        slots = list(slots)
     if len(slots) > inst.horizon:
         raise ValueError(f"schedule has {len(slots)} slots; expected at most T = {inst.horizon}")
     n_jobs, n_srv = inst.n_jobs, inst.cluster.n_servers
-    ys = np.stack([_workers(inst, a, t) for t, a in enumerate(slots, start=1)]) if slots else \
-        np.zeros((0, n_jobs, n_srv))
+    block = max(1, BLOCK_BYTES // (8 * max(1, n_jobs * n_srv)))
+    if len(slots) <= block:
+        return _check(inst, _stack(inst, slots, 1, n_jobs, n_srv), _rings(slots), 1, np.zeros(n_jobs), tol)
+    # a long schedule on a large instance: block by block, (3) and the utility on the totals
+    parts: list[GadgetCheck] = []
+    used = np.zeros(n_jobs)
+    first_over = np.zeros(np.shape(inst.per_worker), dtype=np.int64)
+    for start in range(0, len(slots), block):
+        chunk = [slots[k] for k in range(start, min(start + block, len(slots)))]
+        ys = _stack(inst, chunk, start + 1, n_jobs, n_srv)
+        parts.append(_check(inst, ys, _rings(chunk), start + 1, used, tol, limit=False))
+        cum = used[None, :] + np.cumsum(ys.sum(axis=2), axis=0)
+        first_over = _first_over(inst, cum, start + 1, first_over, tol)
+        used = cum[-1]
+    found = [v for part in parts for v in part.violations] + _limit_violations(inst, used, first_over, tol)
+    found.sort(key=_table_rank)  # stable: each kind over all slots, slot by slot, as in one block
+    ws = used.astype(np.int64) if np.array_equal(used, np.round(used)) else used
+    util = np.asarray(inst.utility_of(used), dtype=float)
+    return GadgetCheck(tuple(found), float(util.sum()), worker_slots=ws, utility=util,
+                       server_load=np.concatenate([p.server_load for p in parts]),
+                       link_load=np.concatenate([p.link_load for p in parts]), first_slot=1)
+
+
+#: Largest dense ``(K, I, S)`` block of workers :func:`check_gadget_schedule` builds at once (bytes).
+BLOCK_BYTES = 2**28
+
+#: :func:`check_gadget_schedule`'s violation kinds in the module table's order (ring checks: one kind,
+#: slot by slot, as :func:`_check_rings` lists them).
+_TABLE: tuple[tuple[str, ...], ...] = (("integrality",), ("non-negativity",), ("(4)",), ("(2)",), ("(6)",),
+                                        ("(7)", "(9)"), ("(8)/(19)",), ("(3)",))
+
+
+def _table_rank(v: Violation) -> int:
+    for k, prefix in enumerate(_TABLE):
+        if v.constraint.startswith(prefix):
+            return k
+    return len(_TABLE)
+
+
+def _stack(inst: GadgetInstance, slots, first: int, n_jobs: int, n_srv: int) -> np.ndarray:
+    if not len(slots):
+        return np.zeros((0, n_jobs, n_srv))
+    return np.stack([_workers(inst, a, t) for t, a in enumerate(slots, start=first)])
+
+
+def _rings(slots) -> list:
     rings = [getattr(a, "rings", None) for a in slots]
     if any(r is not None and not isinstance(r, Mapping) for r in rings):
         raise ValueError("every slot's rings must be a mapping job -> Ring")
-    return _check(inst, ys, rings, 1, np.zeros(n_jobs), tol)
+    return rings

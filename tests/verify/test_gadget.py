@@ -471,3 +471,64 @@ def test_random_generator_produces_both_verdicts():
         for rule in rules:
             verdicts[rule].add(bool(flagged(check, rule)))
     assert all(v == {True, False} for v in verdicts.values()), verdicts
+
+
+# -- a long schedule on a large instance: checked block by block ----------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_block_by_block_equals_the_one_block_verdict(seed, monkeypatch):
+    """The same violations in the same order, worker-slots, utility and loads when the slots are
+    checked in blocks (as for a trace too large for one (T, I, S) array), with (3) and its first
+    exceeding slot found across blocks; mutated rings included."""
+    import clusteropt.verify.gadget as vg
+
+    rng = np.random.default_rng(100 + seed)
+    inst = random_instance(rng, CLUSTER, n_jobs=int(rng.integers(2, 6)), horizon=8)
+    sched = random_schedule(rng, inst, int(rng.integers(3, 9)))
+    if seed % 3 == 0 and len(sched.slots[1].rings):  # a ring error in a later block
+        i = next(iter(sched.slots[1].rings))
+        sched.slots[1].rings[i] = Ring(sched.slots[1].rings[i].servers, ())
+    whole = check_gadget_schedule(inst, sched)
+    assert whole.violations  # the generator's schedules violate something
+    per_slot = inst.n_jobs * CLUSTER.n_servers * 8
+    for block in (1, 2, 3):
+        monkeypatch.setattr(vg, "BLOCK_BYTES", block * per_slot)
+        parts = check_gadget_schedule(inst, sched)
+        assert [str(v) for v in parts.violations] == [str(v) for v in whole.violations]
+        assert parts.worker_slots.tolist() == whole.worker_slots.tolist()
+        assert parts.total_utility == whole.total_utility
+        np.testing.assert_array_equal(parts.server_load, whole.server_load)
+        np.testing.assert_array_equal(parts.link_load, whole.link_load)
+
+
+def test_a_limit_first_exceeded_in_an_earlier_block_names_that_slot(monkeypatch):
+    import clusteropt.verify.gadget as vg
+
+    sched = valid_schedule()
+    sched.slots[0].workers[2, 3] = 0  # nothing
+    sched.slots[2].workers[1, 1] = 2  # job 1's budget (3) exceeded at slot 3: 2 + 2
+    monkeypatch.setattr(vg, "BLOCK_BYTES", INST.n_jobs * CLUSTER.n_servers * 8)  # one slot a block
+    (v,) = [v for v in check_gadget_schedule(INST, sched).violations if v.constraint == "(3) resource limit"]
+    assert v.where == "job 1, mem: l_i^r z_i = 8 * 4 = 32 > F_i^r = 24 (first exceeded at slot 3)"
+
+
+def test_packed_slots_give_back_what_was_stored():
+    from clusteropt.algorithms.gadget.allocation import PackedSlots
+
+    sched = valid_schedule()
+    packed = PackedSlots(INST.n_jobs, CLUSTER.n_servers)
+    for a in sched.slots:
+        packed.append(a)
+    again = GadgetSchedule(packed)
+    assert len(packed) == len(sched.slots)
+    for a, b in zip(sched.slots, packed, strict=True):
+        np.testing.assert_array_equal(a.workers, b.workers)
+        assert a.rings == b.rings
+    assert again.worker_slots().tolist() == sched.worker_slots().tolist() == WORKER_SLOTS
+    assert again.to_json_list(CLUSTER.links) == sched.to_json_list(CLUSTER.links)
+    assert str(check_gadget_schedule(INST, again)) == str(check_gadget_schedule(INST, sched))
+    packed[0].workers[0, 0] = 99  # a read is a copy
+    assert packed[0].workers[0, 0] == 2
+    with pytest.raises(ValueError, match="expected \\(3, 4\\)"):
+        packed.append(SlotAllocation(np.zeros((2, 4), dtype=np.int64), {}))

@@ -6,16 +6,22 @@ A :class:`SlotAllocation` is one slot's decision of paper 000: ``workers[i, s] =
 path as a tuple of link indices (the ``r_{ss'}^{(p,i)}[t] = 1`` of Eqs. (7)-(8)).  A job on one
 server has no ring entry (its workers talk inside the server).  A :class:`GadgetSchedule` is the
 list of slot allocations over ``1 .. T``.  Check either with :mod:`clusteropt.verify.gadget`.
+
+An online run keeps its slots as :class:`PackedSlots`: each slot's nonzero ``workers`` entries and
+rings, expanded to a dense :class:`SlotAllocation` only when read.  A dense ``(I, S)`` array per
+slot is what every scheduler works on, but a run of a real trace does not fit in memory as T of
+them (the Alibaba 2023 GPU trace: 7,064 GPU pods on 1,213 servers, 68 MB a slot in int64).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, overload
 
 import numpy as np
 
-__all__ = ["GadgetSchedule", "Mapping", "Ring", "SlotAllocation"]
+__all__ = ["GadgetSchedule", "Mapping", "PackedSlots", "Ring", "SlotAllocation"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,35 +103,116 @@ class SlotAllocation:
         return np.asarray(self.workers).sum(axis=1)
 
 
+class PackedSlots(Sequence[SlotAllocation]):
+    """Slot allocations stored by their nonzero ``workers`` entries and rings (module docstring).
+
+    A read-only sequence: ``packed[k]`` is a new dense :class:`SlotAllocation` (changing it does
+    not change the stored slot); :meth:`append` adds a slot.
+
+    >>> packed = PackedSlots(2, 3)
+    >>> packed.append(SlotAllocation(np.array([[0, 2, 0], [1, 0, 0]]), {}))
+    >>> len(packed), packed[0].workers.tolist(), packed.worker_slots().tolist()
+    (1, [[0, 2, 0], [1, 0, 0]], [2, 1])
+    """
+
+    def __init__(self, n_jobs: int, n_servers: int):
+        self.shape = (int(n_jobs), int(n_servers))
+        self._entries: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self._rings: list[dict[int, Ring]] = []
+
+    def append(self, alloc: SlotAllocation) -> None:
+        """Store ``alloc`` (its ``workers`` must have this sequence's shape)."""
+        w = np.asarray(alloc.workers)
+        if w.shape != self.shape:
+            raise ValueError(f"workers has shape {w.shape}; expected {self.shape}")
+        i, s = np.nonzero(w)
+        self._entries.append((i.astype(np.int64), s.astype(np.int64), w[i, s].copy()))
+        self._rings.append(dict(alloc.rings))
+
+    def copy(self) -> PackedSlots:
+        """A sequence with the same slots, that later :meth:`append` calls on this one leave alone."""
+        out = PackedSlots(*self.shape)
+        out._entries, out._rings = list(self._entries), list(self._rings)
+        return out
+
+    def entries(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Slot ``k``'s (0-based) nonzero entries: jobs, servers, worker counts."""
+        return self._entries[k]
+
+    def rings(self, k: int) -> dict[int, Ring]:
+        """Slot ``k``'s (0-based) rings."""
+        return dict(self._rings[k])
+
+    def worker_slots(self) -> np.ndarray:
+        """``z_i = sum_t sum_s y_is[t]`` per job, from the stored entries."""
+        z = np.zeros(self.shape[0], dtype=np.int64)
+        for i, _, n in self._entries:
+            np.add.at(z, i, n.astype(np.int64))
+        return z
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @overload
+    def __getitem__(self, k: int) -> SlotAllocation: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> list[SlotAllocation]: ...
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [self[j] for j in range(*k.indices(len(self)))]
+        i, s, n = self._entries[k]
+        w = np.zeros(self.shape, dtype=n.dtype if n.size else np.int64)
+        w[i, s] = n
+        return SlotAllocation(w, dict(self._rings[k]))
+
+    def __iter__(self) -> Iterator[SlotAllocation]:
+        return (self[k] for k in range(len(self)))
+
+
 @dataclasses.dataclass
 class GadgetSchedule:
-    """Slot allocations for slots ``1 .. T`` (``slots[t - 1]``)."""
+    """Slot allocations for slots ``1 .. T`` (``slots[t - 1]``): a list, or the
+    :class:`PackedSlots` of an online run.
+    """
 
-    slots: list[SlotAllocation]
+    slots: Sequence[SlotAllocation]
 
     @property
     def workers(self) -> np.ndarray:
-        """Workers ``y_is[t]`` stacked over slots, int (T, I, S)."""
+        """Workers ``y_is[t]`` stacked over slots, int (T, I, S) (dense: T times I x S numbers)."""
         return np.stack([np.asarray(a.workers) for a in self.slots]) if self.slots else np.zeros((0, 0, 0), int)
 
     def worker_slots(self) -> np.ndarray:
-        """``z_{i,T} = sum_t sum_s y_is[t]`` per job."""
-        return self.workers.sum(axis=(0, 2)) if self.slots else np.zeros(0, dtype=np.int64)
+        """``z_{i,T} = sum_t sum_s y_is[t]`` per job (slot by slot: no (T, I, S) array)."""
+        if isinstance(self.slots, PackedSlots):
+            return self.slots.worker_slots()
+        if not self.slots:
+            return np.zeros(0, dtype=np.int64)
+        return sum((np.asarray(a.workers).sum(axis=1) for a in self.slots[1:]),
+                   start=np.asarray(self.slots[0].workers).sum(axis=1))
 
     def to_json_list(self, links=None) -> list[dict[str, Any]]:
         """Per slot ``{"slot": t, "jobs": {job: {"workers": {server: n}, "ring": {...}}}}``,
         jobs and servers without workers left out (keys are strings, as JSON needs).
         """
         out = []
-        for t, a in enumerate(self.slots, start=1):
-            jobs = {}
-            w = np.asarray(a.workers)
-            for i in np.flatnonzero(w.sum(axis=1)).tolist():
-                entry: dict[str, Any] = {"workers": {str(s): int(w[i, s]) for s in np.flatnonzero(w[i]).tolist()}}
-                if i in a.rings:
-                    entry["ring"] = a.rings[i].to_json_dict(links)
-                jobs[str(i)] = entry
-            out.append({"slot": t, "jobs": jobs})
+        for k in range(len(self.slots)):
+            if isinstance(self.slots, PackedSlots):
+                ji, si, n = self.slots.entries(k)
+                rings = self.slots.rings(k)
+            else:
+                w = np.asarray(self.slots[k].workers)
+                ji, si = np.nonzero(w)
+                n, rings = w[ji, si], self.slots[k].rings
+            jobs: dict[str, dict[str, Any]] = {}
+            for i, s, c in zip(ji.tolist(), si.tolist(), n.tolist(), strict=True):  # row-major: jobs ascending
+                jobs.setdefault(str(i), {"workers": {}})["workers"][str(s)] = int(c)
+            for i, entry in jobs.items():
+                if int(i) in rings:
+                    entry["ring"] = rings[int(i)].to_json_dict(links)
+            out.append({"slot": k + 1, "jobs": jobs})
         return out
 
     @classmethod
