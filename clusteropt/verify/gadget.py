@@ -57,6 +57,7 @@ from typing import TYPE_CHECKING, SupportsFloat
 
 import numpy as np
 
+from clusteropt.algorithms.gadget.allocation import PackedSlots
 from clusteropt.verify.base import Check, Violation, violations_where
 
 if TYPE_CHECKING:
@@ -131,18 +132,21 @@ def _fmt(x: SupportsFloat) -> str:
 
 
 def _check(inst: GadgetInstance, ys: np.ndarray, rings: list, first: int, used: np.ndarray,
-           tol: float, *, limit: bool = True) -> GadgetCheck:
+           tol: float, *, limit: bool = True, jobs: np.ndarray | None = None) -> GadgetCheck:
     """Check slots ``first .. first + K - 1`` given workers ``ys`` (K, I, S) and per-slot rings;
-    ``limit=False`` leaves out the cumulative (3), for a block of a longer schedule.
+    ``limit=False`` leaves out the cumulative (3), for a block of a longer schedule.  With
+    ``jobs`` (ascending), ``ys`` holds only those jobs' rows (K, len(jobs), S): every other job
+    has no worker and no ring in these slots (so nothing of it to flag).
     """
     cl = inst.cluster
     n_slots = ys.shape[0]
     res = cl.resources
     links = np.asarray(cl.links)
     out: list[Violation] = []
+    rows = np.arange(inst.n_jobs) if jobs is None else np.asarray(jobs, dtype=np.int64)
 
     def slot_job_server(idx) -> str:
-        return f"slot {first + idx[0]}, job {idx[1]}, server {idx[2]}"
+        return f"slot {first + idx[0]}, job {rows[idx[1]]}, server {idx[2]}"
 
     # -- workers: finite, integral, non-negative -----------------------------------------------
     finite = np.isfinite(ys)
@@ -152,7 +156,7 @@ def _check(inst: GadgetInstance, ys: np.ndarray, rings: list, first: int, used: 
     out += violations_where("non-negativity", -ys, lambda i: f"{slot_job_server(i)}: y = {_fmt(ys[i])}", tol=tol)
 
     # -- (4) server capacity --------------------------------------------------------------------
-    pw = np.asarray(inst.per_worker, dtype=float)
+    pw = np.asarray(inst.per_worker, dtype=float)[rows]
     cap = np.asarray(cl.capacity, dtype=float)
     load = np.einsum("ir,tis->tsr", pw, ys)
     out += violations_where("(4) server capacity", load - cap[None], lambda i: (
@@ -161,12 +165,12 @@ def _check(inst: GadgetInstance, ys: np.ndarray, rings: list, first: int, used: 
 
     # -- (2) worker limit ------------------------------------------------------------------------
     per_job = ys.sum(axis=2)  # (K, I)
-    nmax = np.asarray(inst.max_workers, dtype=float)
+    nmax = np.asarray(inst.max_workers, dtype=float)[rows]
     out += violations_where("(2) worker limit", per_job - nmax[None], lambda i: (
-        f"slot {first + i[0]}, job {i[1]}: {_fmt(per_job[i])} workers > N_i = {_fmt(nmax[i[1]])}"), tol=tol)
+        f"slot {first + i[0]}, job {rows[i[1]]}: {_fmt(per_job[i])} workers > N_i = {_fmt(nmax[i[1]])}"), tol=tol)
 
     # -- (6) arrival -----------------------------------------------------------------------------
-    arrival = np.asarray(inst.arrival, dtype=np.int64)
+    arrival = np.asarray(inst.arrival, dtype=np.int64)[rows]
     slots = first + np.arange(n_slots)
     early = (slots[:, None] < arrival[None, :])[:, :, None]
     out += violations_where("(6) arrival", np.where(early, np.abs(ys), 0.0), lambda i: (
@@ -177,7 +181,7 @@ def _check(inst: GadgetInstance, ys: np.ndarray, rings: list, first: int, used: 
     n_links = cl.n_links
     link_load = np.zeros((n_slots, n_links))
     for k in range(n_slots):
-        out += _check_rings(inst, ys[k], rings[k], first + k, link_load[k], links, bw, tol)
+        out += _check_rings(inst, ys[k], rings[k], first + k, link_load[k], links, bw, tol, rows)
 
     def link_text(e: int) -> str:
         return f"link {e} ({links[e, 0]} -> {links[e, 1]})"
@@ -188,7 +192,9 @@ def _check(inst: GadgetInstance, ys: np.ndarray, rings: list, first: int, used: 
         tol=tol)
 
     # -- (3) resource limit, cumulative ------------------------------------------------------------
-    cum = used[None, :] + np.cumsum(per_job, axis=0)  # (K, I) worker-slots through each slot
+    every = np.zeros((n_slots, inst.n_jobs))
+    every[:, rows] = per_job
+    cum = used[None, :] + np.cumsum(every, axis=0)  # (K, I) worker-slots through each slot
     z = cum[-1] if n_slots else used.astype(float)
     if limit:
         out += _limit_violations(inst, z, _first_over(inst, cum, first, np.zeros(pw.shape, np.int64), tol), tol)
@@ -228,13 +234,16 @@ def _limit_violations(inst: GadgetInstance, z: np.ndarray, first_over: np.ndarra
 
 
 def _check_rings(inst: GadgetInstance, y: np.ndarray, rings, t: int, link_load: np.ndarray, links: np.ndarray,
-                 bw: np.ndarray, tol: float) -> list[Violation]:
-    """Ring checks (7)-(9) of one slot; adds every ring's bandwidth to ``link_load`` (L,)."""
+                 bw: np.ndarray, tol: float, rows: np.ndarray) -> list[Violation]:
+    """Ring checks (7)-(9) of one slot; adds every ring's bandwidth to ``link_load`` (L,).  Row r
+    of ``y`` is job ``rows[r]`` (a job without a row has no worker); ``bw`` is per job.
+    """
     out: list[Violation] = []
-    n_jobs, n_links = y.shape[0], links.shape[0]
+    n_jobs, n_links = inst.n_jobs, links.shape[0]
     rings = dict(rings or {})
-    support = [np.flatnonzero(y[i] > tol).tolist() for i in range(n_jobs)]
-    for i in range(n_jobs):
+    support: dict[int, list[int]] = {}
+    for r, i in enumerate(rows.tolist()):
+        support[i] = np.flatnonzero(y[r] > tol).tolist()
         if len(support[i]) >= 2 and rings.get(i) is None:
             out.append(Violation("(9) ring missing", f"slot {t}, job {i}: workers on servers {support[i]}, "
                                  "no ring", float(len(support[i]))))
@@ -253,7 +262,7 @@ def _check_rings(inst: GadgetInstance, y: np.ndarray, rings, t: int, link_load: 
             for e in p:
                 if 0 <= e < n_links:
                     link_load[e] += bw[i]
-        if not support[i]:
+        if not support.get(i):
             out.append(Violation("(7) ring without workers", f"{where}: ring on servers {servers}, no worker",
                                  1.0))
             continue
@@ -424,10 +433,12 @@ def check_gadget_schedule(inst: GadgetInstance, schedule: GadgetSchedule | Itera
     used = np.zeros(n_jobs)
     first_over = np.zeros(np.shape(inst.per_worker), dtype=np.int64)
     for start in range(0, len(slots), block):
-        chunk = [slots[k] for k in range(start, min(start + block, len(slots)))]
-        ys = _stack(inst, chunk, start + 1, n_jobs, n_srv)
-        parts.append(_check(inst, ys, _rings(chunk), start + 1, used, tol, limit=False))
-        cum = used[None, :] + np.cumsum(ys.sum(axis=2), axis=0)
+        ys, rings, jobs = _block(inst, slots, start, min(start + block, len(slots)))
+        part = _check(inst, ys, rings, start + 1, used, tol, limit=False, jobs=jobs)
+        parts.append(part)
+        every = np.zeros((ys.shape[0], n_jobs))
+        every[:, jobs] = ys.sum(axis=2)
+        cum = used[None, :] + np.cumsum(every, axis=0)
         first_over = _first_over(inst, cum, start + 1, first_over, tol)
         used = cum[-1]
     found = [v for part in parts for v in part.violations] + _limit_violations(inst, used, first_over, tol)
@@ -461,8 +472,43 @@ def _stack(inst: GadgetInstance, slots, first: int, n_jobs: int, n_srv: int) -> 
     return np.stack([_workers(inst, a, t) for t, a in enumerate(slots, start=first)])
 
 
+def _block(inst: GadgetInstance, slots, start: int, stop: int) -> tuple[np.ndarray, list, np.ndarray]:
+    """Slots ``start .. stop - 1`` (0-based) as the rows of the jobs that have a nonzero worker
+    entry or a ring in one of them: ``(ys (K, J, S), rings, jobs)``.  Read from the stored entries
+    of :class:`PackedSlots`, else from each slot's dense ``workers``.
+    """
+    n_srv = inst.cluster.n_servers
+    dense: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # per slot: jobs, servers, values
+    for k in range(start, stop):
+        if isinstance(slots, PackedSlots):
+            if slots.shape != (inst.n_jobs, n_srv):
+                raise ValueError(f"packed slots of shape {slots.shape}; expected (I, S) = "
+                                 f"{(inst.n_jobs, n_srv)}")
+            i, srv, n = slots.entries(k)
+            dense.append((i, srv, n.astype(float)))
+        else:
+            y = _workers(inst, slots[k], k + 1)
+            i, srv = np.nonzero(y)  # NaN counts as nonzero
+            dense.append((i, srv, y[i, srv]))
+    rings = _valid_rings([slots.rings(k) for k in range(start, stop)] if isinstance(slots, PackedSlots)
+                         else [getattr(slots[k], "rings", None) for k in range(start, stop)])
+    keys = {int(key) for r in rings if r for key in r
+            if isinstance(key, int | np.integer) and not isinstance(key, bool) and 0 <= key < inst.n_jobs}
+    jobs = np.union1d(np.concatenate([d[0] for d in dense] + [np.zeros(0, np.int64)]),
+                      np.fromiter(keys, dtype=np.int64, count=len(keys))).astype(np.int64)
+    row = np.full(inst.n_jobs, -1, dtype=np.int64)
+    row[jobs] = np.arange(jobs.size)
+    ys = np.zeros((stop - start, jobs.size, n_srv))
+    for k, (i, srv, n) in enumerate(dense):
+        ys[k, row[i], srv] = n
+    return ys, rings, jobs
+
+
 def _rings(slots) -> list:
-    rings = [getattr(a, "rings", None) for a in slots]
+    return _valid_rings([getattr(a, "rings", None) for a in slots])
+
+
+def _valid_rings(rings: list) -> list:
     if any(r is not None and not isinstance(r, Mapping) for r in rings):
         raise ValueError("every slot's rings must be a mapping job -> Ring")
     return rings

@@ -20,7 +20,7 @@ import math
 import numpy as np
 import pytest
 
-from clusteropt.algorithms.gadget.allocation import GadgetSchedule, Ring, SlotAllocation
+from clusteropt.algorithms.gadget.allocation import GadgetSchedule, PackedSlots, Ring, SlotAllocation
 from clusteropt.instances.gadget import Cluster, GadgetInstance, fat_tree_cluster
 from clusteropt.verify import GadgetCheck, check_gadget_allocation, check_gadget_schedule
 
@@ -479,8 +479,9 @@ def test_random_generator_produces_both_verdicts():
 @pytest.mark.parametrize("seed", range(12))
 def test_block_by_block_equals_the_one_block_verdict(seed, monkeypatch):
     """The same violations in the same order, worker-slots, utility and loads when the slots are
-    checked in blocks (as for a trace too large for one (T, I, S) array), with (3) and its first
-    exceeding slot found across blocks; mutated rings included."""
+    checked in blocks of the jobs they use (as for a trace too large for one (T, I, S) array), from
+    dense slots and from packed ones, with (3) and its first exceeding slot found across blocks;
+    broken rings, a ring without workers and a ring of no job included."""
     import clusteropt.verify.gadget as vg
 
     rng = np.random.default_rng(100 + seed)
@@ -489,12 +490,20 @@ def test_block_by_block_equals_the_one_block_verdict(seed, monkeypatch):
     if seed % 3 == 0 and len(sched.slots[1].rings):  # a ring error in a later block
         i = next(iter(sched.slots[1].rings))
         sched.slots[1].rings[i] = Ring(sched.slots[1].rings[i].servers, ())
+    if seed % 3 == 1:  # a ring for a job without workers, and one keyed by no job
+        last = sched.slots[-1]
+        last.workers[0] = 0
+        last.rings[0] = Ring((0, 1), (walk(0, 4, 1), walk(1, 4, 0)))
+        last.rings[inst.n_jobs] = Ring((0,), ())
     whole = check_gadget_schedule(inst, sched)
     assert whole.violations  # the generator's schedules violate something
+    packed = PackedSlots(inst.n_jobs, CLUSTER.n_servers)
+    for a in sched.slots:
+        packed.append(a)
     per_slot = inst.n_jobs * CLUSTER.n_servers * 8
-    for block in (1, 2, 3):
+    for block, slots in itertools.product((1, 2, 3), (sched, GadgetSchedule(packed))):
         monkeypatch.setattr(vg, "BLOCK_BYTES", block * per_slot)
-        parts = check_gadget_schedule(inst, sched)
+        parts = check_gadget_schedule(inst, slots)
         assert [str(v) for v in parts.violations] == [str(v) for v in whole.violations]
         assert parts.worker_slots.tolist() == whole.worker_slots.tolist()
         assert parts.total_utility == whole.total_utility
@@ -514,8 +523,6 @@ def test_a_limit_first_exceeded_in_an_earlier_block_names_that_slot(monkeypatch)
 
 
 def test_packed_slots_give_back_what_was_stored():
-    from clusteropt.algorithms.gadget.allocation import PackedSlots
-
     sched = valid_schedule()
     packed = PackedSlots(INST.n_jobs, CLUSTER.n_servers)
     for a in sched.slots:
