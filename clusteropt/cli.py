@@ -419,6 +419,55 @@ def import_coflow_cmd(trace: str, unit_mb: float, slot_ms: float, out_path: str)
           f"{inst.n_inputs} ports -> {out_path}", out_path)
 
 
+@import_group.command("alibaba")
+@click.argument("pods", type=str)
+@click.option("--nodes", "nodes_path", required=True,
+              help="The trace's node list (openb_node_list_gpu_node.csv): the cluster, one server per GPU node.")
+@click.option("--slot-seconds", type=float, default=60.0, show_default=True,
+              help="Slot length: creation times become arrival slots, run times budgets F_i.")
+@click.option("--horizon", type=int, default=None,
+              help="T (later pods are dropped); default the last arrival slot.")
+@click.option("--max-jobs", type=int, default=None, help="Keep the first N GPU pods by creation time.")
+@click.option("--utility", type=click.Choice(["sigmoid", "sqrt", "log", "quadratic"]), default="sigmoid",
+              show_default=True,
+              help="Utility family; its parameters (and F_i of pods without a run time) are drawn with --seed.")
+@click.option("--rack-size", type=int, default=16, show_default=True, help="Servers per rack switch.")
+@click.option("--server-bw", type=float, default=100.0, show_default=True, help="Server-rack links, Gbps.")
+@click.option("--rack-bw", type=float, default=800.0, show_default=True, help="Rack-core links, Gbps.")
+@click.option("--group-by", type=click.Choice(["model", "file"]), default="model", show_default=True,
+              help="Racks of one GPU model each, or in file order.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("-o", "--output", "out_path", required=True, help="Instance file to write (JSON; -: stdout).")
+def import_alibaba_cmd(pods: str, nodes_path: str, slot_seconds: float, horizon: int | None,
+                       max_jobs: int | None, utility: str, rack_size: int, server_bw: float, rack_bw: float,
+                       group_by: str, seed: int, out_path: str) -> None:
+    """Read the Alibaba GPU cluster trace 2023 (pod list PODS and --nodes) into a GADGET instance.
+
+    The nodes become the cluster (a documented two-level tree: the trace has no topology), the GPU
+    pods the jobs (``clusteropt.instances.read_alibaba_nodes`` and ``read_alibaba_jobs`` say how
+    each column is read).  Prints the SHA-256 of both files, so a run can name the trace it used.
+    """
+    from clusteropt.instances.gadget_trace import read_alibaba_jobs, read_alibaba_nodes
+    from clusteropt.provenance import file_sha256
+
+    _refuse_overwrite(out_path, "-o", pods, nodes_path)
+    for what, path in (("pod list", pods), ("--nodes", nodes_path)):
+        if not Path(path).is_file():
+            raise BadInput(f"{what}: no such file: {path}")
+    try:
+        cluster, _ = read_alibaba_nodes(nodes_path, rack_size=rack_size, server_bw=server_bw, rack_bw=rack_bw,
+                                        group_by=group_by)
+        inst = read_alibaba_jobs(pods, cluster=cluster, slot_seconds=slot_seconds, horizon=horizon,
+                                 max_jobs=max_jobs, utility=utility, seed=seed)
+    except (InstanceError, ValueError) as exc:
+        raise BadInput(str(exc)) from None
+    _write_instance(inst, out_path)
+    _echo(f"{inst.n_jobs} GPU pods on {cluster.n_servers} servers ({int(cluster.capacity[:, 0].sum())} GPUs, "
+          f"{cluster.n_switches} switches), T = {inst.horizon} slots of {slot_seconds:g} s -> {out_path}; "
+          f"sha256 {Path(pods).name} {file_sha256(pods)}, {Path(nodes_path).name} {file_sha256(nodes_path)}",
+          out_path)
+
+
 def _floats(text: str | None, what: str) -> list[float] | None:
     """``"0.4,0.5"`` -> [0.4, 0.5]; a bad entry names the option and its position."""
     if text is None:

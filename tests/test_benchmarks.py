@@ -229,3 +229,20 @@ def test_gadget_fattree_quick(tmp_path):
     over = json.loads((tmp_path / "gadget_fattree_oversubscribed.json").read_text())
     assert over["parameters"]["fabric_bw"] == 25.0 and over["compare_lp_equal"]
     assert all(r["verified"] and r["fabric_max_load"] <= 1 + 1e-9 for r in over["rows"])
+
+
+def test_gadget_alibaba_quick_and_skip(tmp_path, capsys):
+    """The trace benchmark on its own sample in the trace's format: every policy verified, counts
+    read from the file; without the trace's files the full mode says it skipped and writes nothing."""
+    from benchmarks import gadget_alibaba
+
+    assert gadget_alibaba.main(["--quick", "--out", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "gadget_alibaba.json").read_text())
+    assert [r["policy"] for r in report["runs"]] == ["gadget (greedy)", "fifo", "drf", "las"]
+    assert all(r["verified"] and r["total_utility"] <= report["alone_bound"] * (1 + 1e-12) for r in report["runs"])
+    tr = report["trace"]
+    assert tr["pods"] == tr["gpu_pods"] + tr["cpu_only_pods"] == 40 and tr["jobs"] == tr["gpu_pods"]
+    assert len(report["inputs"]["pods"]["sha256"]) == 64
+    out = tmp_path / "full"
+    assert gadget_alibaba.main(["--out", str(out)]) == 0
+    assert "skipped" in capsys.readouterr().out and not out.exists()

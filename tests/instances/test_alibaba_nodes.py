@@ -90,3 +90,33 @@ def test_bad_files_and_options(tmp_path):
                           ({"resources": ()}, "resources"), ({"group_by": "rack"}, "group_by")):
         with pytest.raises(ValueError, match=match):
             read_alibaba_nodes(path, **kwargs)
+
+
+def test_cli_import_alibaba_writes_the_instance_the_readers_give(tmp_path):
+    """``clusteropt import alibaba PODS --nodes NODES``: the same instance as the two readers with the
+    same options, both files' SHA-256 printed; a missing file, a node list given as pods and an
+    output that is an input are refused with exit 2, and the input left as it was."""
+    from click.testing import CliRunner
+
+    from clusteropt.cli import cli
+    from clusteropt.instances.base import load_instance
+    from clusteropt.provenance import file_sha256
+
+    pods = Path(__file__).resolve().parents[1] / "data" / "alibaba_sample.csv"
+    node_file = nodes(tmp_path, NODES)
+    out = tmp_path / "ali.json"
+    res = CliRunner().invoke(cli, ["import", "alibaba", str(pods), "--nodes", str(node_file), "--slot-seconds",
+                                   "600", "--rack-size", "2", "--utility", "sqrt", "--seed", "3", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert file_sha256(pods) in res.output and file_sha256(node_file) in res.output
+    cluster, _ = read_alibaba_nodes(node_file, rack_size=2)
+    want = read_alibaba_jobs(pods, cluster=cluster, slot_seconds=600, utility="sqrt", seed=3)
+    assert load_instance(out).to_json() == want.to_json()
+    before = node_file.read_bytes()
+    for args, target, message in (
+            ([str(tmp_path / "none.csv"), "--nodes", str(node_file)], tmp_path / "other.json", "no such file"),
+            ([str(node_file), "--nodes", str(node_file)], tmp_path / "other.json", "missing: num_gpu"),
+            ([str(pods), "--nodes", str(node_file)], node_file, "is the input file")):
+        res = CliRunner().invoke(cli, ["import", "alibaba", *args, "-o", str(target)])
+        assert res.exit_code == 2 and message in res.output, res.output
+    assert not (tmp_path / "other.json").exists() and node_file.read_bytes() == before
