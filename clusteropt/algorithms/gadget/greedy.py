@@ -94,9 +94,10 @@ def future_density(problem) -> np.ndarray:
     inst = problem.inst
     out = np.zeros(problem.jobs.size)
     left_slots = inst.horizon - problem.t + 1
+    budget = inst.budget  # computed from F and l on each access: once here
     for j, i in enumerate(problem.jobs.tolist()):
         z = problem.z_prev[i]
-        most = int(min(inst.budget[i] - z, inst.max_workers[i] * left_slots))
+        most = int(min(budget[i] - z, inst.max_workers[i] * left_slots))
         if most < 1:
             continue
         m = np.arange(0, most + 1, dtype=float)

@@ -35,6 +35,11 @@ class Residual:
     link: np.ndarray
     paths: Mapping[tuple[int, int], list[int]]
     rack: np.ndarray
+    #: The servers of each rack, racks in label order (from ``rack``; :func:`place_ring`'s candidates).
+    rack_groups: tuple[np.ndarray, ...] = dataclasses.field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.rack_groups = tuple(np.flatnonzero(self.rack == r) for r in np.unique(self.rack))
 
     @classmethod
     def full(cls, cluster: Cluster, paths=None) -> Residual:
@@ -93,8 +98,7 @@ def place_ring(res: Residual, k: int, per_worker, bandwidth: float, *, tol: floa
         s = int(ok[np.argmin(free)])
         return {s: k}, None
     # 2. one rack, fewest servers; 3. everything
-    groups = [np.flatnonzero(res.rack == r) for r in np.unique(res.rack)]
-    groups.sort(key=lambda g: -int(fit[g].sum()))
+    groups = sorted(res.rack_groups, key=lambda g: -int(fit[g].sum()))
     for cand in [*groups, np.argsort(res.rack, kind="stable")]:
         if fit[cand].sum() < k:
             continue
