@@ -12,8 +12,10 @@ SHA-256 of both files is recorded, so a reader can tell whether they hold the sa
   budget ``F_i`` from the run time ``deletion_time - scheduled_time``, in slots of ``--slot-seconds``
   (default one hour); CPU-only pods are skipped; the utility parameters (and ``F_i`` of a pod that
   never ran) are drawn with the seed.  The whole trace: every GPU pod, every slot to the last arrival.
-- Policies (``--policies``): GADGET with its greedy slot solver (Alg. 1 and the package's fill),
-  FIFO, DRF and LAS, each over the whole horizon.  Every schedule is checked by
+- Policies (``--policies``, :data:`POLICIES`): GADGET with its greedy slot solver (Alg. 1 and the
+  package's fill), FIFO, DRF and LAS by default, each over the whole horizon; ``gadget-lp-rs-mde``
+  (Alg. 1 with Alg. 2, on column generation and the certified capacity relaxation) on request.
+  Another set of policies is written as ``gadget_alibaba_<policies joined by +>``.  Every schedule is checked by
   :func:`clusteropt.verify.check_gadget_schedule` (block by block: the trace's ``T x I x S`` does not
   fit in memory as one array), whose recount of the total utility is what is reported, next to
   the alone bound (every job alone on the cluster; no policy exceeds it).
@@ -49,8 +51,12 @@ NAME = "gadget_alibaba"
 SOURCE = "github.com/alibaba/clusterdata, cluster-trace-gpu-v2023/csv/"
 FULL = {"slot_seconds": 3600.0, "utility": "sigmoid", "seed": 0, "policies": ["gadget", "fifo", "drf", "las"]}
 QUICK = {**FULL, "slot_seconds": 600.0}
-#: Slot solver of each policy that takes one.
-SLOT_SOLVER = {"gadget": "greedy"}
+#: Each policy name: the package's policy and its options.  ``gadget-lp-rs-mde`` is Alg. 1 with Alg. 2
+#: as its slot solver, on the routes that scale (column generation, the certified capacity relaxation).
+POLICIES = {"gadget": ("gadget", {"slot_solver": "greedy"}),
+            "gadget-lp-rs-mde": ("gadget", {"slot_solver": "lp-rs-mde", "embed_route": "colgen",
+                                            "select_route": "capacity"}),
+            "fifo": ("fifo", {}), "drf": ("drf", {}), "las": ("las", {})}
 
 
 class Timed:
@@ -114,8 +120,8 @@ def trace_counts(pods: Path) -> dict:
 
 
 def run_policy(inst, name: str, seed: int) -> dict:
-    solver = SLOT_SOLVER.get(name)
-    policy = Timed(make_policy(name, slot_solver=solver) if solver else make_policy(name))
+    base, options = POLICIES[name]
+    policy = Timed(make_policy(base, **options))
     start = time.perf_counter()
     run = run_online(policy, inst, horizon=inst.horizon, seed=seed, progress=True)
     wall = time.perf_counter() - start
@@ -126,7 +132,8 @@ def run_policy(inst, name: str, seed: int) -> dict:
         raise AssertionError(f"{name}: the schedule failed verification: {[str(v) for v in check.violations[:3]]}")
     times = np.asarray(policy.times)
     active = [int(i["jobs"]) for i in run.slot_info if "jobs" in i]
-    out = {"policy": name if solver is None else f"{name} ({solver})", "params": run.params,
+    label = f"{name} ({options['slot_solver']})" if name == "gadget" else name
+    out = {"policy": label, "params": run.params,
            "total_utility": float(check.total_utility), "worker_slots": int(np.sum(check.worker_slots)),
            "wall_s": wall, "verify_s": verify_s, "verified": True,
            "slot_s": {"median": float(np.median(times)), "p90": float(np.quantile(times, 0.9)),
@@ -197,10 +204,16 @@ def main(argv: list[str] | None = None) -> int:
     params = dict(QUICK if args.quick else FULL)
     if args.slot_seconds is not None:
         params["slot_seconds"] = args.slot_seconds
+    name = NAME
     if args.policies:
         params["policies"] = args.policies.split(",")
+        unknown = sorted(set(params["policies"]) - set(POLICIES))
+        if unknown:
+            ap.error(f"--policies: unknown {unknown}; expected some of {sorted(POLICIES)}")
+        if params["policies"] != FULL["policies"]:
+            name = f"{NAME}_{'+'.join(params['policies'])}"
     out = output_dir(args)
-    report = {**header(NAME, ("clusteropt", "highspy", "numpy")), "parameters": params}
+    report = {**header(name, ("clusteropt", "highspy", "numpy")), "parameters": params}
     start = time.perf_counter()
     if args.quick:
         with tempfile.TemporaryDirectory() as d:
@@ -211,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{NAME}: skipped: give --nodes and --pods (the public trace, {SOURCE}; not in the repository)")
             return 0
         report.update(run_trace(args.nodes, args.pods, params))
-    finish(NAME, report, to_markdown, out, start)
+    finish(name, report, to_markdown, out, start)
     return 0
 
 
