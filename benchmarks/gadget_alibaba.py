@@ -33,6 +33,9 @@ not the trace's): the same pods on a K times smaller cluster, where they contend
 policies whose whole-trace run takes over an hour, such as ``gadget-lp-rs-mde``; written as
 ``gadget_alibaba_last<D>d``).
 
+``--slots N`` runs only slots ``1 .. N`` of the horizon (a partial run, checked as far as it goes:
+what measures the rate of a policy whose whole-trace run is too long; ``gadget_alibaba_first<N>``).
+
 ``--quick`` writes a small node list and pod list in the trace's format (12 nodes, 40 pods, drawn
 with the seed) and runs the same readers, policies and checks on them (print only).
 
@@ -127,11 +130,11 @@ def trace_counts(pods: Path) -> dict:
             "multi_gpu_pods": sum(float(r["num_gpu"]) > 1 and float(r["gpu_milli"]) >= 1000 for r in gpu)}
 
 
-def run_policy(inst, name: str, seed: int) -> dict:
+def run_policy(inst, name: str, seed: int, slots: int | None = None) -> dict:
     base, options = POLICIES[name]
     policy = Timed(make_policy(base, **options))
     start = time.perf_counter()
-    run = run_online(policy, inst, horizon=inst.horizon, seed=seed, progress=True)
+    run = run_online(policy, inst, horizon=min(slots or inst.horizon, inst.horizon), seed=seed, progress=True)
     wall = time.perf_counter() - start
     t0 = time.perf_counter()
     check = check_gadget_schedule(inst, run.schedule)
@@ -199,7 +202,7 @@ def run_trace(nodes: Path, pods: Path, params: dict, source: str = SOURCE) -> di
         "alone_bound": float(inst.alone_bound()),
     }
     print(f"{report['trace']}", flush=True)
-    report["runs"] = [run_policy(inst, name, params["seed"]) for name in params["policies"]]
+    report["runs"] = [run_policy(inst, name, params["seed"], params.get("slots")) for name in params["policies"]]
     return report
 
 
@@ -217,6 +220,8 @@ def to_markdown(report: dict) -> str:
              f"{tr['cpu_only_pods']} CPU-only (skipped).  {tr['servers']} servers with {tr['gpus']} GPUs "
              f"({', '.join(f'{m} {n}' for m, n in tr['gpu_models'].items())}), {tr['switches']} switches.  "
              f"{tr['jobs']} jobs over T = {tr['horizon']} slots of {p['slot_seconds']:g} s.", "",
+             *([f"A partial run: slots 1 .. {p['slots']} of the {tr['horizon']} (utilities of what they got by "
+                "then; the alone bound is the whole horizon's).", ""] if p.get("slots") else []),
              *([f"A subsample: the pods created in the trace's last {p['last_days']:g} days (counts above are "
                 "of the subsample).", ""] if p.get("last_days") else []),
              *([f"The cluster keeps every {p['node_stride']}-th GPU node of the node list (file order): the "
@@ -246,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--policies", default=None, help="comma-separated (default gadget,fifo,drf,las)")
     ap.add_argument("--node-stride", type=int, default=1, help="keep every K-th GPU node (default 1: all)")
     ap.add_argument("--last-days", type=float, default=None, help="keep the pods created in the last D days")
+    ap.add_argument("--slots", type=int, default=None, help="run only slots 1 .. N (a partial run)")
     args = ap.parse_args(argv)
     params = dict(QUICK if args.quick else FULL)
     if args.slot_seconds is not None:
@@ -268,6 +274,11 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"--last-days {args.last_days}; expected a number > 0")
         params["last_days"] = args.last_days
         name = f"{name}_last{args.last_days:g}d"
+    if args.slots is not None:
+        if args.slots < 1:
+            ap.error(f"--slots {args.slots}; expected an integer >= 1")
+        params["slots"] = args.slots
+        name = f"{name}_first{args.slots}"
     out = output_dir(args)
     report = {**header(name, ("clusteropt", "highspy", "numpy")), "parameters": params}
     start = time.perf_counter()
