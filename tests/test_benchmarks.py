@@ -249,6 +249,10 @@ def test_gadget_alibaba_quick_and_skip(tmp_path, capsys):
     assert small["parameters"]["node_stride"] == 3 and small["trace"]["servers"] == 4  # 12 nodes, every 3rd
     assert [r["policy"] for r in small["runs"]] == ["gadget (greedy)", "fifo"]
     assert all(r["verified"] for r in small["runs"])
+    argv = ["--quick", "--last-days", "0.1", "--slots", "5", "--policies", "gadget", "--out", str(tmp_path)]
+    assert gadget_alibaba.main(argv) == 0
+    part = json.loads((tmp_path / "gadget_alibaba_gadget_last0.1d_first5.json").read_text())
+    assert part["trace"]["pods"] < 40 and part["parameters"]["slots"] == 5 and part["runs"][0]["verified"]
     out = tmp_path / "full"
     assert gadget_alibaba.main(["--out", str(out)]) == 0
     assert "skipped" in capsys.readouterr().out and not out.exists()
