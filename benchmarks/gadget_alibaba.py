@@ -15,26 +15,25 @@ SHA-256 of both files is recorded, so a reader can tell whether they hold the sa
 - Policies (``--policies``, :data:`POLICIES`): GADGET with its greedy slot solver (Alg. 1 and the
   package's fill), FIFO, DRF and LAS by default, each over the whole horizon; ``gadget-lp-rs-mde``
   (Alg. 1 with Alg. 2, on column generation and the certified capacity relaxation) on request.
-  Another set of policies is written as ``gadget_alibaba_<policies joined by +>``.  Every schedule is checked by
-  :func:`clusteropt.verify.check_gadget_schedule` (block by block: the trace's ``T x I x S`` does not
-  fit in memory as one array), whose recount of the total utility is what is reported, next to
-  the alone bound (every job alone on the cluster; no policy exceeds it).
+  Another set of policies is written as ``gadget_alibaba_<policies joined by +>``.  Every schedule
+  is checked by :func:`clusteropt.verify.check_gadget_schedule` (block by block: the trace's
+  ``T x I x S`` does not fit in memory as one array), whose recount of the total utility is what
+  is reported, next to the alone bound (every job alone on the cluster; no policy exceeds it).
 
 Recorded: the trace's counts (pods, GPU pods, skipped CPU-only pods, fractional-GPU pods, pods
 without a run time, servers, GPUs, GPU models), the horizon, and per policy the total utility, its
 ratio to the alone bound, the worker-slots, the run's wall time, the policy's time per slot
-(median, p90, max; the driver and recording excluded) and the active jobs per slot (GADGET's).
+(median, p90, max; the driver and recording excluded) and the active jobs per slot (median, max).
 
 ``--node-stride K`` keeps every K-th GPU node of the node list (file order; the package's setting,
 not the trace's): the same pods on a K times smaller cluster, where they contend (written as
 ``gadget_alibaba_stride<K>``).
 
-``--last-days D`` keeps the pods created in the trace's last D days (a documented subsample, for the
-policies whose whole-trace run takes over an hour, such as ``gadget-lp-rs-mde``; written as
-``gadget_alibaba_last<D>d``).
+``--last-days D`` keeps the pods created in the trace's last D days (a documented subsample, for a
+policy too slow to run the whole trace here; written as ``gadget_alibaba_last<D>d``).
 
 ``--slots N`` runs only slots ``1 .. N`` of the horizon (a partial run, checked as far as it goes:
-what measures the rate of a policy whose whole-trace run is too long; ``gadget_alibaba_first<N>``).
+the rate of a policy whose whole-trace run is too long; written as ``gadget_alibaba_first<N>``).
 
 ``--quick`` writes a small node list and pod list in the trace's format (12 nodes, 40 pods, drawn
 with the seed) and runs the same readers, policies and checks on them (print only).
