@@ -223,7 +223,7 @@ def to_markdown(report: dict) -> str:
                 "then; the alone bound is the whole horizon's).", ""] if p.get("slots") else []),
              *([f"A subsample: the pods created in the trace's last {p['last_days']:g} days (counts above are "
                 "of the subsample).", ""] if p.get("last_days") else []),
-             *([f"The cluster keeps every {p['node_stride']}-th GPU node of the node list (file order): the "
+             *([f"The cluster keeps one GPU node in {p['node_stride']} of the node list (file order): the "
                 "package's setting, a smaller cluster for the same pods, not the trace's.", ""]
                if p.get("node_stride", 1) > 1 else []),
              f"Alone bound (no policy can exceed it): {report['alone_bound']:.6g}.", "",
