@@ -478,19 +478,19 @@ def _block(inst: GadgetInstance, slots, start: int, stop: int) -> tuple[np.ndarr
     of :class:`PackedSlots`, else from each slot's dense ``workers``.
     """
     n_srv = inst.cluster.n_servers
+    packed = isinstance(slots, PackedSlots)
+    if packed and slots.shape != (inst.n_jobs, n_srv):
+        raise ValueError(f"packed slots of shape {slots.shape}; expected (I, S) = {(inst.n_jobs, n_srv)}")
     dense: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # per slot: jobs, servers, values
     for k in range(start, stop):
-        if isinstance(slots, PackedSlots):
-            if slots.shape != (inst.n_jobs, n_srv):
-                raise ValueError(f"packed slots of shape {slots.shape}; expected (I, S) = "
-                                 f"{(inst.n_jobs, n_srv)}")
+        if packed:
             i, srv, n = slots.entries(k)
             dense.append((i, srv, n.astype(float)))
         else:
             y = _workers(inst, slots[k], k + 1)
             i, srv = np.nonzero(y)  # NaN counts as nonzero
             dense.append((i, srv, y[i, srv]))
-    rings = _valid_rings([slots.rings(k) for k in range(start, stop)] if isinstance(slots, PackedSlots)
+    rings = _valid_rings([slots.rings(k) for k in range(start, stop)] if packed
                          else [getattr(slots[k], "rings", None) for k in range(start, stop)])
     keys = {int(key) for r in rings if r for key in r
             if isinstance(key, int | np.integer) and not isinstance(key, bool) and 0 <= key < inst.n_jobs}
