@@ -29,6 +29,11 @@ ratio to the alone bound, the worker-slots, the run's wall time, the policy's ti
 not the trace's): the same pods on a K times smaller cluster, where they contend (written as
 ``gadget_alibaba_stride<K>``).
 
+``--utility sqrt`` (or ``log``) draws non-saturating utilities instead of the paper's sigmoid (written as
+``gadget_alibaba_<utility>``).  With the paper's sigmoid ranges a job saturates after a few
+worker-slots (issue 19, item 5), so policies that serve the same jobs at different times can all reach
+the alone bound; with ``sqrt`` every further worker-slot still counts.
+
 ``--last-days D`` keeps the pods created in the trace's last D days (a documented subsample, for a
 policy too slow to run the whole trace here; written as ``gadget_alibaba_last<D>d``).
 
@@ -51,6 +56,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks._report import finish, header, output_dir, parser
+from clusteropt.instances.gadget import UTILITIES
 from clusteropt.instances.gadget_trace import read_alibaba_jobs, read_alibaba_nodes
 from clusteropt.online import run_online
 from clusteropt.online.gadget import make_policy
@@ -248,6 +254,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pods", type=Path, help="the trace's openb_pod_list_default.csv (or another pod list)")
     ap.add_argument("--slot-seconds", type=float, default=None, help="slot length (default 3600; --quick 600)")
     ap.add_argument("--policies", default=None, help="comma-separated (default gadget,fifo,drf,las)")
+    ap.add_argument("--utility", choices=sorted(UTILITIES), default=None,
+                    help="the jobs' utility family (default sigmoid, the paper's)")
     ap.add_argument("--node-stride", type=int, default=1, help="keep every K-th GPU node (default 1: all)")
     ap.add_argument("--last-days", type=float, default=None, help="keep the pods created in the last D days")
     ap.add_argument("--slots", type=int, default=None, help="run only slots 1 .. N (a partial run)")
@@ -263,6 +271,9 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"--policies: unknown {unknown}; expected some of {sorted(POLICIES)}")
         if params["policies"] != FULL["policies"]:
             name = f"{NAME}_{'+'.join(params['policies'])}"
+    if args.utility is not None and args.utility != params["utility"]:
+        params["utility"] = args.utility
+        name = f"{name}_{args.utility}"
     if args.node_stride < 1:
         ap.error(f"--node-stride {args.node_stride}; expected an integer >= 1")
     if args.node_stride > 1:
