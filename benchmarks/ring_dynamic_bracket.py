@@ -5,7 +5,10 @@ For every instance of the recorded ``ring-ratio`` (n = 8..64, 4 servers) and ``r
 against the recorded request count and window bound, so it is the very instance the policies ran
 on):
 
-- ``lb``: the window lower bound on OPT_dyn (``dynamic_window_bound``; the experiments record it);
+- ``window``: the window lower bound on OPT_dyn (``dynamic_window_bound``; the experiments record it);
+- ``cut``: the DP over cut sets (``dynamic_cut_bound``), another lower bound, for ``n <= --cut-max-n``
+  (default 16: ``2^n`` states, about half a minute an instance at n = 16 here);
+- ``lb = max(window, cut)``;
 - ``arc``: the moving-arcs upper bound (``dynamic_arc_bound``: the best offline solution that
   keeps every server on one arc of k processes and may rotate or relabel the arcs before any
   request), whose schedule is replayed by ``check_ring_run`` at capacity k;
@@ -17,7 +20,7 @@ policies' costs are read from the recorded ``results.csv`` (not re-run).  Where 
 each bound is recorded (there is no model to build: the labellings are listed in the same call).
 
 Run ``python -m benchmarks.ring_dynamic_bracket`` (writes ``benchmarks/results/``) or ``--quick``
-(n <= 16 only, print only).
+(n <= 16 only, the cut-set DP to n = 12, print only).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks._report import finish, header, output_dir, parser
-from clusteropt.algorithms.ring.offline import dynamic_arc_bound, dynamic_window_bound
+from clusteropt.algorithms.ring.offline import dynamic_arc_bound, dynamic_cut_bound, dynamic_window_bound
 from clusteropt.experiments.ring import INSTANCE_KEYS, ring_instance
 from clusteropt.verify import check_ring_run
 
@@ -47,7 +50,7 @@ def _instances(table: pd.DataFrame) -> pd.DataFrame:
                   "opt_dynamic_lb", "opt_dynamic", "dynamic_denominator"]]
 
 
-def _bounds(experiment: str, rows: pd.DataFrame) -> list[dict]:
+def _bounds(experiment: str, rows: pd.DataFrame, cut_max_n: int) -> list[dict]:
     out = []
     for _, r in rows.iterrows():
         params = {k: r[k] for k in INSTANCE_KEYS if k in rows.columns}
@@ -55,10 +58,16 @@ def _bounds(experiment: str, rows: pd.DataFrame) -> list[dict]:
         if inst.n_requests != int(r.n_requests):
             raise RuntimeError(f"{experiment} n={r.n} {r.pattern} seed={r.seed}: rebuilt {inst.n_requests} "
                                f"requests, recorded {r.n_requests}: not the recorded instance")
-        lb = dynamic_window_bound(inst).value
-        if abs(lb - float(r.opt_dynamic_lb)) > _REL * max(1.0, lb):
-            raise RuntimeError(f"{experiment} n={r.n} {r.pattern} seed={r.seed}: window bound {lb}, recorded "
+        window = dynamic_window_bound(inst).value
+        if abs(window - float(r.opt_dynamic_lb)) > _REL * max(1.0, window):
+            raise RuntimeError(f"{experiment} n={r.n} {r.pattern} seed={r.seed}: window bound {window}, recorded "
                                f"{r.opt_dynamic_lb}: not the recorded instance")
+        cut, cut_seconds = None, None
+        if inst.n <= cut_max_n:
+            t0 = time.perf_counter()
+            cut = dynamic_cut_bound(inst, max_edges=cut_max_n)
+            cut_seconds = time.perf_counter() - t0
+        lb = max(window, cut if cut is not None else 0.0)
         start = time.perf_counter()
         arc = dynamic_arc_bound(inst)
         seconds = time.perf_counter() - start
@@ -72,9 +81,12 @@ def _bounds(experiment: str, rows: pd.DataFrame) -> list[dict]:
         if exact is not None and not (lb <= exact * (1 + _REL) + _REL and exact <= arc.value * (1 + _REL) + _REL):
             raise RuntimeError(f"{experiment} n={r.n} {r.pattern} seed={r.seed}: lb {lb}, OPT_dyn {exact}, "
                                f"arc {arc.value} out of order")
+        if lb > ub * (1 + _REL) + _REL:
+            raise RuntimeError(f"{experiment} n={r.n} {r.pattern} seed={r.seed}: lb {lb} above ub {ub}")
         out.append({"experiment": experiment, "pattern": r.pattern, "n": int(r.n), "servers": int(r.servers),
                     "seed": int(r.seed), "cell_seed": int(r.cell_seed), "n_requests": int(r.n_requests),
-                    "lb": lb, "arc": arc.value, "opt_static": None if np.isinf(static) else static,
+                    "window": window, "cut": cut, "cut_seconds": cut_seconds, "lb": lb, "arc": arc.value,
+                    "opt_static": None if np.isinf(static) else static,
                     "ub": ub, "opt_dynamic": exact, "arc_moves": int(arc.migrations.shape[0]),
                     "arc_seconds": seconds})
     return out
@@ -85,10 +97,15 @@ def _fmt(x: float) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser(NAME, __doc__, "n <= 16 only, print only").parse_args(argv)
+    ap = parser(NAME, __doc__, "n <= 16 only, the cut-set DP to n = 12, print only")
+    ap.add_argument("--cut-max-n", type=int, default=None,
+                    help="run the cut-set DP up to this n (default 16; --quick 12; 0: never)")
+    args = ap.parse_args(argv)
+    cut_max_n = args.cut_max_n if args.cut_max_n is not None else (12 if args.quick else 16)
     start = time.perf_counter()
     report = header(NAME, ("numpy",))
     report["records"] = {}
+    report["parameters"] = {"cut_max_n": cut_max_n, "quick": bool(args.quick)}
     bounds: list[dict] = []
     tables = {}
     for experiment in EXPERIMENTS:
@@ -100,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         report["records"][experiment] = {"file": f"benchmarks/results/experiments/{experiment}/results.csv",
                                          "code_version": sorted(table.code_version.unique().tolist())}
         rows = _instances(table)
-        bounds += _bounds(experiment, rows)
+        bounds += _bounds(experiment, rows, cut_max_n)
         print(f"{experiment}: {len(rows)} instances bounded", flush=True)
     b = pd.DataFrame(bounds)
     report["instances"] = bounds
@@ -118,26 +135,34 @@ def main(argv: list[str] | None = None) -> int:
         ratio_exact=("ratio_dynamic", "mean"), cells=("total", "size")).reset_index()
     report["brackets"] = brackets.to_dict(orient="records")
     gaps = b.assign(ub_over_lb=b.ub / b.lb, arc_over_static=b.arc / b.opt_static,
-                    arc_over_opt=b.arc / b.opt_dynamic).groupby(["experiment", "pattern", "n"], sort=True).agg(
-        lb=("lb", "mean"), arc=("arc", "mean"), opt_static=("opt_static", "mean"), ub=("ub", "mean"),
+                    arc_over_opt=b.arc / b.opt_dynamic, lb_over_opt=b.lb / b.opt_dynamic)
+    gaps = gaps.groupby(["experiment", "pattern", "n"], sort=True).agg(
+        window=("window", "mean"), cut=("cut", "mean"), lb=("lb", "mean"), arc=("arc", "mean"),
+        opt_static=("opt_static", "mean"), ub=("ub", "mean"),
         opt_dynamic=("opt_dynamic", "mean"), ub_over_lb=("ub_over_lb", "mean"),
         arc_over_static=("arc_over_static", "mean"), arc_over_opt=("arc_over_opt", "mean"),
         arc_over_opt_max=("arc_over_opt", "max"), arc_seconds_median=("arc_seconds", "median"),
-        arc_seconds_max=("arc_seconds", "max"), instances=("lb", "size")).reset_index()
+        arc_seconds_max=("arc_seconds", "max"), cut_seconds_median=("cut_seconds", "median"),
+        lb_over_opt=("lb_over_opt", "mean"), instances=("lb", "size")).reset_index()
     report["gaps"] = gaps.to_dict(orient="records")
     lines = [f"# {NAME}", "", f"Machine: {report['machine']['platform']}, {report['machine']['cpu_count']} cores; "
              f"created {report['created']}. Instances and policy costs from "
              + ", ".join(f"`{v['file']}` ({', '.join(v['code_version'])})" for v in report["records"].values())
              + ".", "", "## OPT_dyn's bracket per (pattern, n), mean over seeds", "",
-             "`lb` window lower bound, `arc` moving-arcs upper bound, `ub = min(arc, OPT_static)`; "
-             "`arc / OPT_dyn` where the DP gives OPT_dyn.", "", "<a id=\"gaps\"></a>", "",
-             "| experiment | pattern | n | lb | OPT_dyn | arc | OPT_static | ub / lb | arc / OPT_static | "
-             "arc / OPT_dyn (mean, max) | DP s (median, max) |", "|---|---|---:|" + "---:|" * 8]
+             "`window` window lower bound, `cut` the DP over cut sets (a lower bound; n <= "
+             f"{cut_max_n}), `lb = max(window, cut)`, `arc` moving-arcs upper bound, "
+             "`ub = min(arc, OPT_static)`; `lb / OPT_dyn` and `arc / OPT_dyn` where the DP over labellings "
+             "gives OPT_dyn.", "", "<a id=\"gaps\"></a>", "",
+             "| experiment | pattern | n | window | cut | lb | OPT_dyn | arc | OPT_static | ub / lb | "
+             "lb / OPT_dyn | arc / OPT_static | arc / OPT_dyn (mean, max) | arc DP s (median, max) | "
+             "cut DP s (median) |",
+             "|---|---|---:|" + "---:|" * 12]
     for g in gaps.itertuples():
-        lines.append(f"| {g.experiment} | {g.pattern} | {g.n} | {g.lb:.1f} | {_fmt(g.opt_dynamic)} | "
-                     f"{g.arc:.1f} | {_fmt(g.opt_static)} | {g.ub_over_lb:.2f} | {_fmt(g.arc_over_static)} | "
+        lines.append(f"| {g.experiment} | {g.pattern} | {g.n} | {g.window:.1f} | {_fmt(g.cut)} | {g.lb:.1f} | "
+                     f"{_fmt(g.opt_dynamic)} | {g.arc:.1f} | {_fmt(g.opt_static)} | {g.ub_over_lb:.2f} | "
+                     f"{_fmt(g.lb_over_opt)} | {_fmt(g.arc_over_static)} | "
                      f"{_fmt(g.arc_over_opt)}, {_fmt(g.arc_over_opt_max)} | "
-                     f"{g.arc_seconds_median:.2f}, {g.arc_seconds_max:.2f} |")
+                     f"{g.arc_seconds_median:.2f}, {g.arc_seconds_max:.2f} | {_fmt(g.cut_seconds_median)} |")
     lines += ["", "## ALG / OPT_dyn in [ALG / ub, ALG / lb], mean over seeds (`ring-ratio`)", "",
               "Each cell: `ALG / ub - ALG / lb` (the exact ratio, where the DP runs, is in `ring-ratio-exact`).",
               "", "<a id=\"brackets\"></a>", ""]

@@ -1,9 +1,12 @@
-"""Paper 004: the window lower bound on OPT_dyn (:func:`dynamic_window_bound`) and its cut relaxation.
+"""Paper 004: lower bounds on OPT_dyn: the window bound (:func:`dynamic_window_bound`) with its cut
+relaxation, and the DP over cut sets (:func:`dynamic_cut_bound`).
 
 Checked against brute force: :func:`gap_cut` is the cheapest edge set with circular gaps <= the
 capacity (enumerated) and never above the cheapest capacity-feasible labelling (enumerated); the
 window bound never exceeds the exact OPT_dyn of the DP at the same capacity, on random and on
-adversarial tiny instances, and each of its windows is re-derived here from its end points.
+adversarial tiny instances, and each of its windows is re-derived here from its end points.  The
+cut-set DP equals its definition enumerated here (every edge set, a full distance matrix) and never
+exceeds the exact OPT_dyn.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from clusteropt.algorithms.ring.offline import (
+    dynamic_cut_bound,
     dynamic_opt_value,
     dynamic_window_bound,
     feasible_labellings,
@@ -122,3 +126,84 @@ def test_window_bound_edge_cases():
     assert b.value == 0.0 and b.ends.tolist() == [60]
     with pytest.raises(ValueError, match="expected >= k"):
         dynamic_window_bound(quiet, capacity=3)
+
+
+def _cut_bound_bruteforce(inst, cap):
+    """The cut-set DP of :func:`dynamic_cut_bound` by enumeration: every edge set tested against the
+    docstring's conditions one by one, and a full matrix of ``alpha / 2 |C xor C'|``."""
+    n, ns = inst.n, inst.servers
+    sets = []
+    for size in range(n + 1):
+        for cuts in itertools.combinations(range(n), size):
+            if size == 0:
+                ok = cap >= n
+            elif size == 1:
+                ok = False
+            else:
+                ok = np.diff(np.r_[cuts, cuts[0] + n]).max() <= cap and ns > 1
+            if ns == 2 and size % 2:
+                ok = False
+            if ok:
+                sets.append(np.isin(np.arange(n), cuts))
+    C = np.array(sets)
+    init = np.asarray(inst.initial)
+    start = init != np.roll(init, -1)
+    w = 0.5 * inst.alpha * (C != start).sum(axis=1).astype(float)
+    move = 0.5 * inst.alpha * (C[:, None, :] != C[None, :, :]).sum(axis=2)
+    first = True
+    for e in np.asarray(inst.requests):
+        if not first:
+            w = (w[:, None] + move).min(axis=0)
+        first = False
+        w = w + C[:, e]
+    return float(w.min()) if len(inst.requests) else 0.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from([(4, 2), (6, 2), (6, 3), (8, 2), (8, 4), (9, 3)]),
+       st.sampled_from(["uniform", "hotspot", "moving-hotspot", "zipf", "phases"]),
+       st.integers(0, 10_000), st.integers(0, 2), st.sampled_from([0.0, 0.5, 1.0, 3.0]))
+def test_cut_bound_is_the_cut_set_dp_and_never_exceeds_the_dynamic_optimum(shape, pattern, seed, extra, alpha):
+    n, servers = shape
+    inst = random_ring(n, servers, 6 * n, pattern, seed=seed, alpha=alpha)
+    cap = min(n, n // servers + extra)
+    value = dynamic_cut_bound(inst, cap)
+    assert value == pytest.approx(_cut_bound_bruteforce(inst, cap))
+    assert value <= dynamic_opt_value(inst, cap) + TOL
+
+
+@pytest.mark.parametrize("pattern", ["uniform", "hotspot", "moving-hotspot", "phases", "zipf"])
+def test_cut_bound_exact_when_moving_never_pays(pattern):
+    """With alpha / 2 above the whole sequence's cost no solution moves: the bound, OPT_dyn and the
+    initial placement's cost coincide."""
+    base = random_ring(8, 4, 64, pattern, seed=5)
+    inst = RingInstance(n=8, servers=4, requests=base.requests, alpha=2.0 * 64 + 2)
+    init = np.asarray(inst.initial)
+    stay = float(inst.request_counts() @ (init != np.roll(init, -1)))
+    assert dynamic_cut_bound(inst) == stay == dynamic_opt_value(inst)
+
+
+def test_cut_bound_against_the_window_bound():
+    """Both are lower bounds and neither dominates; the larger is within 20% of OPT_dyn here."""
+    values = {}
+    for pattern in ["uniform", "hotspot", "phases"]:
+        inst = random_ring(9, 3, 144, pattern, seed=3)
+        opt = dynamic_opt_value(inst)
+        cut, window = dynamic_cut_bound(inst), dynamic_window_bound(inst).value
+        assert max(cut, window) <= opt + TOL
+        assert max(cut, window) >= 0.8 * opt
+        values[pattern] = (window, cut, opt)
+    assert values["uniform"] == (25.0, 32.0, 35.0) and values["phases"] == (29.0, 26.5, 35.0)
+
+
+def test_cut_bound_edge_cases():
+    assert dynamic_cut_bound(RingInstance(n=4, servers=2, requests=[])) == 0.0
+    assert dynamic_cut_bound(RingInstance(n=4, servers=2, requests=[1] * 9, alpha=0)) == 0.0
+    # capacity 6 lets cut sets {3, 5} and {} hold: un-cutting edge 1 is one status change (alpha / 2),
+    # below OPT_dyn's one move (alpha = 1.5)
+    room = RingInstance(n=6, servers=3, requests=[1] * 7, alpha=1.5)
+    assert dynamic_cut_bound(room, capacity=6) == 0.75 < dynamic_opt_value(room, capacity=6) == 1.5
+    with pytest.raises(ValueError, match="max_edges = 12"):
+        dynamic_cut_bound(RingInstance(n=16, servers=4, requests=[1]), max_edges=12)
+    with pytest.raises(ValueError, match="expected >= k"):
+        dynamic_cut_bound(RingInstance(n=8, servers=2, requests=[1]), capacity=3)
