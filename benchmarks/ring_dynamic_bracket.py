@@ -7,7 +7,8 @@ on):
 
 - ``window``: the window lower bound on OPT_dyn (``dynamic_window_bound``; the experiments record it);
 - ``cut``: the DP over cut sets (``dynamic_cut_bound``), another lower bound, for ``n <= --cut-max-n``
-  (default 16: ``2^n`` states, about half a minute an instance at n = 16 here);
+  (default 16: ``2^n`` states); beyond it, with ``--cut-block B``, its relaxation separated into
+  arcs of ``B`` edges (``dynamic_cut_bound(..., block=B)``: weaker, ``2^B`` states per arc);
 - ``lb = max(window, cut)``;
 - ``arc``: the moving-arcs upper bound (``dynamic_arc_bound``: the best offline solution that
   keeps every server on one arc of k processes and may rotate or relabel the arcs before any
@@ -50,7 +51,7 @@ def _instances(table: pd.DataFrame) -> pd.DataFrame:
                   "opt_dynamic_lb", "opt_dynamic", "dynamic_denominator"]]
 
 
-def _bounds(experiment: str, rows: pd.DataFrame, cut_max_n: int) -> list[dict]:
+def _bounds(experiment: str, rows: pd.DataFrame, cut_max_n: int, cut_block: int | None) -> list[dict]:
     out = []
     for _, r in rows.iterrows():
         params = {k: r[k] for k in INSTANCE_KEYS if k in rows.columns}
@@ -62,10 +63,11 @@ def _bounds(experiment: str, rows: pd.DataFrame, cut_max_n: int) -> list[dict]:
         if abs(window - float(r.opt_dynamic_lb)) > _REL * max(1.0, window):
             raise RuntimeError(f"{experiment} n={r.n} {r.pattern} seed={r.seed}: window bound {window}, recorded "
                                f"{r.opt_dynamic_lb}: not the recorded instance")
-        cut, cut_seconds = None, None
-        if inst.n <= cut_max_n:
+        cut, cut_seconds, block = None, None, None
+        if inst.n <= cut_max_n or cut_block:
+            block = None if inst.n <= cut_max_n else cut_block
             t0 = time.perf_counter()
-            cut = dynamic_cut_bound(inst, max_edges=cut_max_n)
+            cut = dynamic_cut_bound(inst, block=block, max_edges=max(cut_max_n, cut_block or 0))
             cut_seconds = time.perf_counter() - t0
         lb = max(window, cut if cut is not None else 0.0)
         start = time.perf_counter()
@@ -85,8 +87,8 @@ def _bounds(experiment: str, rows: pd.DataFrame, cut_max_n: int) -> list[dict]:
             raise RuntimeError(f"{experiment} n={r.n} {r.pattern} seed={r.seed}: lb {lb} above ub {ub}")
         out.append({"experiment": experiment, "pattern": r.pattern, "n": int(r.n), "servers": int(r.servers),
                     "seed": int(r.seed), "cell_seed": int(r.cell_seed), "n_requests": int(r.n_requests),
-                    "window": window, "cut": cut, "cut_seconds": cut_seconds, "lb": lb, "arc": arc.value,
-                    "opt_static": None if np.isinf(static) else static,
+                    "window": window, "cut": cut, "cut_block": block, "cut_seconds": cut_seconds, "lb": lb,
+                    "arc": arc.value, "opt_static": None if np.isinf(static) else static,
                     "ub": ub, "opt_dynamic": exact, "arc_moves": int(arc.migrations.shape[0]),
                     "arc_seconds": seconds})
     return out
@@ -100,12 +102,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = parser(NAME, __doc__, "n <= 16 only, the cut-set DP to n = 12, print only")
     ap.add_argument("--cut-max-n", type=int, default=None,
                     help="run the cut-set DP up to this n (default 16; --quick 12; 0: never)")
+    ap.add_argument("--cut-block", type=int, default=None,
+                    help="beyond --cut-max-n, the cut-set DP separated into arcs of this many edges")
     args = ap.parse_args(argv)
     cut_max_n = args.cut_max_n if args.cut_max_n is not None else (12 if args.quick else 16)
     start = time.perf_counter()
     report = header(NAME, ("numpy",))
     report["records"] = {}
-    report["parameters"] = {"cut_max_n": cut_max_n, "quick": bool(args.quick)}
+    report["parameters"] = {"cut_max_n": cut_max_n, "cut_block": args.cut_block, "quick": bool(args.quick)}
     bounds: list[dict] = []
     tables = {}
     for experiment in EXPERIMENTS:
@@ -117,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         report["records"][experiment] = {"file": f"benchmarks/results/experiments/{experiment}/results.csv",
                                          "code_version": sorted(table.code_version.unique().tolist())}
         rows = _instances(table)
-        bounds += _bounds(experiment, rows, cut_max_n)
+        bounds += _bounds(experiment, rows, cut_max_n, args.cut_block)
         print(f"{experiment}: {len(rows)} instances bounded", flush=True)
     b = pd.DataFrame(bounds)
     report["instances"] = bounds
@@ -150,7 +154,9 @@ def main(argv: list[str] | None = None) -> int:
              + ", ".join(f"`{v['file']}` ({', '.join(v['code_version'])})" for v in report["records"].values())
              + ".", "", "## OPT_dyn's bracket per (pattern, n), mean over seeds", "",
              "`window` window lower bound, `cut` the DP over cut sets (a lower bound; n <= "
-             f"{cut_max_n}), `lb = max(window, cut)`, `arc` moving-arcs upper bound, "
+             f"{cut_max_n}"
+             + (f", beyond it separated into arcs of {args.cut_block} edges" if args.cut_block else "")
+             + "), `lb = max(window, cut)`, `arc` moving-arcs upper bound, "
              "`ub = min(arc, OPT_static)`; `lb / OPT_dyn` and `arc / OPT_dyn` where the DP over labellings "
              "gives OPT_dyn.", "", "<a id=\"gaps\"></a>", "",
              "| experiment | pattern | n | window | cut | lb | OPT_dyn | arc | OPT_static | ub / lb | "

@@ -128,33 +128,38 @@ def test_window_bound_edge_cases():
         dynamic_window_bound(quiet, capacity=3)
 
 
-def _cut_bound_bruteforce(inst, cap):
-    """The cut-set DP of :func:`dynamic_cut_bound` by enumeration: every edge set tested against the
-    docstring's conditions one by one, and a full matrix of ``alpha / 2 |C xor C'|``."""
+def _cut_bound_bruteforce(inst, cap, block=None):
+    """The cut-set DP of :func:`dynamic_cut_bound` by enumeration: every edge set of the whole ring
+    tested against the docstring's conditions one by one (with ``block``: only the windows of
+    ``cap`` edges inside one of the arcs), and a full matrix of ``alpha / 2 |C xor C'|``."""
     n, ns = inst.n, inst.servers
+    if block is not None and block < n:
+        q = -(-n // block)
+        sizes = [n // q + (i < n % q) for i in range(q)]
+        arcs = np.repeat(np.arange(q), sizes)  # arc of each edge
     sets = []
     for size in range(n + 1):
         for cuts in itertools.combinations(range(n), size):
-            if size == 0:
+            cut = np.isin(np.arange(n), cuts)
+            if block is not None and block < n:  # every window of cap edges inside one arc has a cut
+                ok = all(cut[e0:e0 + cap].any() for e0 in range(n - cap + 1)
+                         if arcs[e0] == arcs[e0 + cap - 1])
+            elif size == 0:
                 ok = cap >= n
             elif size == 1:
                 ok = False
             else:
-                ok = np.diff(np.r_[cuts, cuts[0] + n]).max() <= cap and ns > 1
-            if ns == 2 and size % 2:
-                ok = False
+                ok = np.diff(np.r_[cuts, cuts[0] + n]).max() <= cap and ns > 1 and not (ns == 2 and size % 2)
             if ok:
-                sets.append(np.isin(np.arange(n), cuts))
+                sets.append(cut)
     C = np.array(sets)
     init = np.asarray(inst.initial)
     start = init != np.roll(init, -1)
     w = 0.5 * inst.alpha * (C != start).sum(axis=1).astype(float)
     move = 0.5 * inst.alpha * (C[:, None, :] != C[None, :, :]).sum(axis=2)
-    first = True
-    for e in np.asarray(inst.requests):
-        if not first:
+    for t, e in enumerate(np.asarray(inst.requests)):
+        if t:
             w = (w[:, None] + move).min(axis=0)
-        first = False
         w = w + C[:, e]
     return float(w.min()) if len(inst.requests) else 0.0
 
@@ -170,6 +175,11 @@ def test_cut_bound_is_the_cut_set_dp_and_never_exceeds_the_dynamic_optimum(shape
     value = dynamic_cut_bound(inst, cap)
     assert value == pytest.approx(_cut_bound_bruteforce(inst, cap))
     assert value <= dynamic_opt_value(inst, cap) + TOL
+    # the arcs' separated DPs: their definition, and below the whole ring's
+    block = max(1, n // 2 - extra)
+    separated = dynamic_cut_bound(inst, cap, block=block)
+    assert separated == pytest.approx(_cut_bound_bruteforce(inst, cap, block))
+    assert separated <= value + TOL
 
 
 @pytest.mark.parametrize("pattern", ["uniform", "hotspot", "moving-hotspot", "phases", "zipf"])
@@ -203,7 +213,13 @@ def test_cut_bound_edge_cases():
     # below OPT_dyn's one move (alpha = 1.5)
     room = RingInstance(n=6, servers=3, requests=[1] * 7, alpha=1.5)
     assert dynamic_cut_bound(room, capacity=6) == 0.75 < dynamic_opt_value(room, capacity=6) == 1.5
-    with pytest.raises(ValueError, match="max_edges = 12"):
+    with pytest.raises(ValueError, match="n = 16 edges: 2.16 cut sets; more than max_edges = 12; pass block"):
         dynamic_cut_bound(RingInstance(n=16, servers=4, requests=[1]), max_edges=12)
+    with pytest.raises(ValueError, match="block = 14 edges"):
+        dynamic_cut_bound(RingInstance(n=16, servers=4, requests=[1]), block=14, max_edges=12)
+    with pytest.raises(ValueError, match="block = 0; expected an integer >= 1"):
+        dynamic_cut_bound(RingInstance(n=16, servers=4, requests=[1]), block=0)
+    big = RingInstance(n=16, servers=4, requests=[1] * 3)
+    assert dynamic_cut_bound(big, block=16) == dynamic_cut_bound(big, block=40) == dynamic_cut_bound(big)
     with pytest.raises(ValueError, match="expected >= k"):
         dynamic_cut_bound(RingInstance(n=8, servers=2, requests=[1]), capacity=3)

@@ -760,7 +760,8 @@ def dynamic_window_bound(instance, capacity: int | None = None) -> WindowBound:
 MAX_CUT_BOUND_EDGES = 20
 
 
-def dynamic_cut_bound(instance, capacity: int | None = None, *, max_edges: int = MAX_CUT_BOUND_EDGES) -> float:
+def dynamic_cut_bound(instance, capacity: int | None = None, *, block: int | None = None,
+                      max_edges: int = MAX_CUT_BOUND_EDGES) -> float:
     """A lower bound on OPT_dyn at ``capacity``: the dynamic DP over *cut sets* instead of labellings (ours).
 
     Replace a labelling ``S`` by its set of cut edges ``C(S) = {e : S_e != S_(e+1)}``.  What an
@@ -771,9 +772,9 @@ def dynamic_cut_bound(instance, capacity: int | None = None, *, max_edges: int =
       status of its two edges only, so ``|C(S) xor C(S')| <= 2 Ham(S, S')``: charging ``alpha / 2``
       per edge that changes status under-counts;
     - every ``C(S)`` is a *cut set*: the processes between two consecutive cut edges share a server,
-      so consecutive cuts are at most ``capacity`` apart around the ring (the condition of
-      :func:`gap_cut`); a ring is never cut in exactly one edge; with two servers the arcs
-      alternate, so the number of cuts is even; with one server nothing is cut.
+      so no ``capacity`` consecutive edges are all uncut (the condition of :func:`gap_cut`); a ring
+      is never cut in exactly one edge; with two servers the arcs alternate, so the number of cuts
+      is even; with one server nothing is cut.
 
     So the DP ``W_t(C) = min_C' [W_(t-1)(C') + alpha / 2 |C xor C'|] + w_t [e_t in C]`` over cut
     sets, from ``C(initial)`` and on run-compressed requests (module docstring), is at most
@@ -781,17 +782,27 @@ def dynamic_cut_bound(instance, capacity: int | None = None, *, max_edges: int =
     The inner minimum is the distance transform of :func:`dynamic_opt_value` with two states per
     edge, over all ``2^n`` edge sets (those that are not cut sets at ``+inf``): ``O(T' n 2^n)``
     time and ``2^n`` floats, against ``l^n`` for the DP over labellings (``n = 16`` on 4 servers:
-    65,536 against 4.3 billion).  Not in the paper; with :func:`dynamic_window_bound` (take the
-    larger) and :func:`dynamic_arc_bound` it brackets OPT_dyn (``python -m
-    benchmarks.ring_dynamic_bracket``).
+    65,536 against 4.3 billion).
+
+    Beyond that size, ``block = b`` splits the ring into ``ceil(n / b)`` arcs of at most ``b``
+    consecutive edges (from edge 0) and keeps, of the cut-set conditions, only the windows of
+    ``capacity`` edges that lie inside one arc.  Both costs are sums over edges, so that relaxed
+    DP separates into one DP per arc, each over ``2^b`` states and only its own requests (between
+    them the arc's state may stay put), and their sum is a lower bound again, weaker than the
+    whole ring's: ``O(T' b 2^b)`` time at any ``n``.
+
+    Not in the paper; with :func:`dynamic_window_bound` (neither dominates: take the larger) and
+    :func:`dynamic_arc_bound` it brackets OPT_dyn (``python -m benchmarks.ring_dynamic_bracket``).
 
     Parameters
     ----------
     instance : RingInstance
     capacity : int, optional
         Load bound (default ``k``).
+    block : int, optional
+        Arc length of the separated DP (default: the whole ring, one DP over ``2^n`` cut sets).
     max_edges : int
-        Refuse (``ValueError``) rings with more than this many edges (default
+        Refuse (``ValueError``) a DP over more than ``2^max_edges`` states (default
         :data:`MAX_CUT_BOUND_EDGES`).
 
     Examples
@@ -800,36 +811,63 @@ def dynamic_cut_bound(instance, capacity: int | None = None, *, max_edges: int =
     >>> inst = RingInstance(n=4, servers=2, requests=[1] * 5)       # OPT_dyn = 2 (dynamic_opt_dp)
     >>> dynamic_cut_bound(inst), dynamic_cut_bound(inst, capacity=3)  # OPT_dyn at capacity 3: 1
     (2.0, 1.0)
+    >>> dynamic_cut_bound(inst, block=2)   # arcs {0, 1} and {2, 3}: the window {1, 2} across them is
+    1.0
+    >>> # dropped, so moving the cut from edge 1 to edge 0 is enough
     """
     n, ns = instance.n, instance.servers
     cap = _capacity(n, ns, capacity)
-    if n > max_edges:
-        raise ValueError(f"n = {n} ring edges: 2^{n} edge sets; more than max_edges = {max_edges} "
-                         f"(2^{max_edges}); use dynamic_window_bound")
+    b = n if block is None else int(block)
+    if b < 1:
+        raise ValueError(f"block = {block!r}; expected an integer >= 1")
+    b = min(b, n)
+    if b > max_edges:
+        raise ValueError(f"{'n' if b == n else 'block'} = {b} edges: 2^{b} cut sets; more than max_edges = "
+                         f"{max_edges}" + ("; pass block <= max_edges" if b == n else ""))
     alpha = float(instance.alpha)
-    edges, weights, _ = compress_requests(instance.requests)
-    sets = np.arange(1 << n, dtype=np.int64)  # bit e: edge e = (e, e + 1 mod n) is cut
-    bits = ((sets[None, :] >> np.arange(n, dtype=np.int64)[:, None]) & 1).astype(bool)  # (n, 2^n)
-    cuts = bits.sum(axis=0)
-    if cap >= n:  # one server may hold everything: no cut at all is allowed, one cut never
-        feasible = cuts != 1
-    else:  # some cap consecutive edges all uncut: cap + 1 processes on one server
-        feasible = cuts >= 2
-        for e0 in range(n):
-            window = int(sum(1 << ((e0 + j) % n) for j in range(cap)))
-            feasible &= (sets & window) != 0
-    if ns == 1:
-        feasible &= cuts == 0
-    elif ns == 2:
-        feasible &= cuts % 2 == 0
+    req = np.asarray(instance.requests, dtype=np.int64).ravel()
     init = np.asarray(instance.initial, dtype=np.int64)
-    start = int(((init != np.roll(init, -1)).astype(np.int64) << np.arange(n, dtype=np.int64)).sum())
-    w = np.full(1 << n, np.inf)
+    init_cut = init != np.roll(init, -1)
+    if b == n:
+        return _cut_dp(n, cap, init_cut, req, alpha / 2.0, ring=True, servers=ns)
+    q = -(-n // b)
+    sizes = np.full(q, n // q) + (np.arange(q) < n % q)
+    total = 0.0
+    for a, m in zip(np.r_[0, np.cumsum(sizes)[:-1]].tolist(), sizes.tolist(), strict=True):
+        mine = req[(req >= a) & (req < a + m)] - a
+        total += _cut_dp(m, cap, init_cut[a:a + m], mine, alpha / 2.0, ring=False, servers=ns)
+    return total
+
+
+def _cut_dp(m: int, cap: int, init_cut: np.ndarray, requests: np.ndarray, half: float, *, ring: bool,
+            servers: int) -> float:
+    """The DP of :func:`dynamic_cut_bound` over ``2^m`` cut sets of ``m`` edges (``requests``: local
+    edge ids): the whole ring (``ring=True``) or one arc of it (only the windows inside it)."""
+    edges, weights, _ = compress_requests(requests)
+    sets = np.arange(1 << m, dtype=np.int64)  # bit e: local edge e is cut
+    bits = ((sets[None, :] >> np.arange(m, dtype=np.int64)[:, None]) & 1).astype(bool)  # (m, 2^m)
+    cuts = bits.sum(axis=0)
+    feasible = np.ones(1 << m, dtype=bool)
+    if ring:
+        if cap >= m:  # one server may hold everything: no cut at all is allowed, one cut never
+            feasible &= cuts != 1
+        else:  # some cap consecutive edges all uncut: cap + 1 processes on one server
+            feasible &= cuts >= 2
+            for e0 in range(m):
+                feasible &= (sets & int(sum(1 << ((e0 + j) % m) for j in range(cap)))) != 0
+        if servers == 1:
+            feasible &= cuts == 0
+        elif servers == 2:
+            feasible &= cuts % 2 == 0
+    else:
+        for e0 in range(m - cap + 1):  # the windows of cap edges inside the arc
+            feasible &= (sets & (((1 << cap) - 1) << e0)) != 0
+    start = int((np.asarray(init_cut, dtype=np.int64) << np.arange(m, dtype=np.int64)).sum())
+    w = np.full(1 << m, np.inf)
     w[start] = 0.0
-    half = alpha / 2.0
     for e, r in zip(edges.tolist(), weights.tolist(), strict=True):
-        for v in range(n):  # distance transform, one edge's cut status at a time
-            view = w.reshape(1 << (n - 1 - v), 2, 1 << v)
+        for v in range(m):  # distance transform, one edge's cut status at a time
+            view = w.reshape(1 << (m - 1 - v), 2, 1 << v)
             np.minimum(view, view.min(axis=1, keepdims=True) + half, out=view)
         w[~feasible] = np.inf
         w += r * bits[e]
