@@ -756,7 +756,8 @@ def dynamic_window_bound(instance, capacity: int | None = None) -> WindowBound:
                        min_move=m, capacity=cap)
 
 
-#: :func:`dynamic_cut_bound` refuses rings with more than this many edges (``2^n`` cut sets).
+#: :func:`dynamic_cut_bound` refuses a DP over more than ``2^MAX_CUT_BOUND_EDGES`` cut sets (the whole
+#: ring's ``n`` edges, or one arc's ``block``).
 MAX_CUT_BOUND_EDGES = 20
 
 
@@ -811,9 +812,12 @@ def dynamic_cut_bound(instance, capacity: int | None = None, *, block: int | Non
     >>> inst = RingInstance(n=4, servers=2, requests=[1] * 5)       # OPT_dyn = 2 (dynamic_opt_dp)
     >>> dynamic_cut_bound(inst), dynamic_cut_bound(inst, capacity=3)  # OPT_dyn at capacity 3: 1
     (2.0, 1.0)
-    >>> dynamic_cut_bound(inst, block=2)   # arcs {0, 1} and {2, 3}: the window {1, 2} across them is
+
+    In arcs of 2 edges, {0, 1} and {2, 3}, the window {1, 2} across them is dropped, so moving the
+    cut from edge 1 to edge 0 is enough:
+
+    >>> dynamic_cut_bound(inst, block=2)
     1.0
-    >>> # dropped, so moving the cut from edge 1 to edge 0 is enough
     """
     n, ns = instance.n, instance.servers
     cap = _capacity(n, ns, capacity)
@@ -842,7 +846,8 @@ def dynamic_cut_bound(instance, capacity: int | None = None, *, block: int | Non
 def _cut_dp(m: int, cap: int, init_cut: np.ndarray, requests: np.ndarray, half: float, *, ring: bool,
             servers: int) -> float:
     """The DP of :func:`dynamic_cut_bound` over ``2^m`` cut sets of ``m`` edges (``requests``: local
-    edge ids): the whole ring (``ring=True``) or one arc of it (only the windows inside it)."""
+    edge ids): the whole ring (``ring=True``) or one arc of it (only the windows inside it).
+    """
     edges, weights, _ = compress_requests(requests)
     sets = np.arange(1 << m, dtype=np.int64)  # bit e: local edge e is cut
     bits = ((sets[None, :] >> np.arange(m, dtype=np.int64)[:, None]) & 1).astype(bool)  # (m, 2^m)
