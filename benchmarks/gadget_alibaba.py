@@ -34,6 +34,12 @@ not the trace's): the same pods on a K times smaller cluster, where they contend
 worker-slots (issue 19, item 5), so policies that serve the same jobs at different times can all reach
 the alone bound; with ``sqrt`` every further worker-slot still counts.
 
+``--topology fat-tree`` puts the nodes on the smallest k-ary fat-tree that holds them
+(``read_alibaba_nodes(topology="fat-tree")``: 100 Gbps host links, 800 Gbps switch links) instead of
+racks under one core switch; GADGET then solves each slot on the quotient tree and lifts its rings
+to fat-tree paths (``quotient=True``), the baselines place rings on the fat-tree's shortest paths,
+and every schedule is verified on the fat-tree itself (written as ``gadget_alibaba_fattree``).
+
 ``--last-days D`` keeps the pods created in the trace's last D days (a documented subsample, for a
 policy too slow to run the whole trace here; written as ``gadget_alibaba_last<D>d``).
 
@@ -135,8 +141,10 @@ def trace_counts(pods: Path) -> dict:
             "multi_gpu_pods": sum(float(r["num_gpu"]) > 1 and float(r["gpu_milli"]) >= 1000 for r in gpu)}
 
 
-def run_policy(inst, name: str, seed: int, slots: int | None = None) -> dict:
+def run_policy(inst, name: str, seed: int, slots: int | None = None, quotient: bool = False) -> dict:
     base, options = POLICIES[name]
+    if quotient and base == "gadget":
+        options = {**options, "quotient": True}
     policy = Timed(make_policy(base, **options))
     start = time.perf_counter()
     run = run_online(policy, inst, horizon=min(slots or inst.horizon, inst.horizon), seed=seed, progress=True)
@@ -149,6 +157,8 @@ def run_policy(inst, name: str, seed: int, slots: int | None = None) -> dict:
     times = np.asarray(policy.times)
     active = [int(i["jobs"]) for i in run.slot_info if "jobs" in i]
     label = f"{name} ({options['slot_solver']})" if name == "gadget" else name
+    if options.get("quotient"):
+        label += " on the quotient tree"
     out = {"policy": label, "params": run.params,
            "total_utility": float(check.total_utility), "worker_slots": int(np.sum(check.worker_slots)),
            "wall_s": wall, "verify_s": verify_s, "verified": True,
@@ -191,7 +201,8 @@ def run_trace(nodes: Path, pods: Path, params: dict, source: str = SOURCE) -> di
     stride = int(params.get("node_stride", 1))
     days = params.get("last_days")
     with tempfile.TemporaryDirectory() as d:
-        cluster, node_list = read_alibaba_nodes(keep_every(nodes, stride, Path(d)) if stride > 1 else nodes)
+        cluster, node_list = read_alibaba_nodes(keep_every(nodes, stride, Path(d)) if stride > 1 else nodes,
+                                                topology=params.get("topology", "tree"))
         sample = last_days(pods, days, Path(d)) if days else pods
         inst = read_alibaba_jobs(sample, cluster=cluster, slot_seconds=params["slot_seconds"],
                                  utility=params["utility"], seed=params["seed"])
@@ -207,7 +218,9 @@ def run_trace(nodes: Path, pods: Path, params: dict, source: str = SOURCE) -> di
         "alone_bound": float(inst.alone_bound()),
     }
     print(f"{report['trace']}", flush=True)
-    report["runs"] = [run_policy(inst, name, params["seed"], params.get("slots")) for name in params["policies"]]
+    quotient = params.get("topology", "tree") == "fat-tree"
+    report["runs"] = [run_policy(inst, name, params["seed"], params.get("slots"), quotient)
+                      for name in params["policies"]]
     return report
 
 
@@ -229,6 +242,9 @@ def to_markdown(report: dict) -> str:
                 "then; the alone bound is the whole horizon's).", ""] if p.get("slots") else []),
              *([f"A subsample: the pods created in the trace's last {p['last_days']:g} days (counts above are "
                 "of the subsample).", ""] if p.get("last_days") else []),
+             *(["The nodes sit on the smallest k-ary fat-tree that holds them (`--topology fat-tree`); GADGET "
+                "solves each slot on its quotient tree and lifts the rings to fat-tree paths; every schedule is "
+                "verified on the fat-tree.", ""] if p.get("topology") == "fat-tree" else []),
              *([f"The cluster keeps one GPU node in {p['node_stride']} of the node list (file order): the "
                 "package's setting, a smaller cluster for the same pods, not the trace's.", ""]
                if p.get("node_stride", 1) > 1 else []),
@@ -256,6 +272,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--policies", default=None, help="comma-separated (default gadget,fifo,drf,las)")
     ap.add_argument("--utility", choices=sorted(UTILITIES), default=None,
                     help="the jobs' utility family (default sigmoid, the paper's)")
+    ap.add_argument("--topology", choices=["tree", "fat-tree"], default="tree",
+                    help="racks under one core switch (default), or the smallest k-ary fat-tree")
     ap.add_argument("--node-stride", type=int, default=1, help="keep every K-th GPU node (default 1: all)")
     ap.add_argument("--last-days", type=float, default=None, help="keep the pods created in the last D days")
     ap.add_argument("--slots", type=int, default=None, help="run only slots 1 .. N (a partial run)")
@@ -274,6 +292,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.utility is not None and args.utility != params["utility"]:
         params["utility"] = args.utility
         name = f"{name}_{args.utility}"
+    if args.topology != "tree":
+        params["topology"] = args.topology
+        name = f"{name}_fattree"
     if args.node_stride < 1:
         ap.error(f"--node-stride {args.node_stride}; expected an integer >= 1")
     if args.node_stride > 1:

@@ -431,21 +431,27 @@ def import_coflow_cmd(trace: str, unit_mb: float, slot_ms: float, out_path: str)
 @click.option("--utility", type=click.Choice(["sigmoid", "sqrt", "log", "quadratic"]), default="sigmoid",
               show_default=True,
               help="Utility family; its parameters (and F_i of pods without a run time) are drawn with --seed.")
-@click.option("--rack-size", type=int, default=16, show_default=True, help="Servers per rack switch.")
-@click.option("--server-bw", type=float, default=100.0, show_default=True, help="Server-rack links, Gbps.")
-@click.option("--rack-bw", type=float, default=800.0, show_default=True, help="Rack-core links, Gbps.")
+@click.option("--topology", type=click.Choice(["tree", "fat-tree"]), default="tree", show_default=True,
+              help="Racks under one core switch (the paper's Sec. VI-1 form), or the smallest k-ary fat-tree "
+                   "that holds the servers (run it with --quotient-tree).")
+@click.option("--rack-size", type=int, default=16, show_default=True,
+              help="Servers per rack switch (tree; a fat-tree's edge switch holds k/2).")
+@click.option("--server-bw", type=float, default=100.0, show_default=True, help="Server-switch links, Gbps.")
+@click.option("--rack-bw", type=float, default=800.0, show_default=True,
+              help="Rack-core links (tree) or every switch-switch link (fat-tree), Gbps.")
 @click.option("--group-by", type=click.Choice(["model", "file"]), default="model", show_default=True,
-              help="Racks of one GPU model each, or in file order.")
+              help="Servers grouped by GPU model (racks, or fat-tree ports, of one model), or in file order.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("-o", "--output", "out_path", required=True, help="Instance file to write (JSON; -: stdout).")
 def import_alibaba_cmd(pods: str, nodes_path: str, slot_seconds: float, horizon: int | None,
-                       max_jobs: int | None, utility: str, rack_size: int, server_bw: float, rack_bw: float,
-                       group_by: str, seed: int, out_path: str) -> None:
+                       max_jobs: int | None, utility: str, topology: str, rack_size: int, server_bw: float,
+                       rack_bw: float, group_by: str, seed: int, out_path: str) -> None:
     """Read the Alibaba GPU cluster trace 2023 (pod list PODS and --nodes) into a GADGET instance.
 
-    The nodes become the cluster (a documented two-level tree: the trace has no topology), the GPU
-    pods the jobs (``clusteropt.instances.read_alibaba_nodes`` and ``read_alibaba_jobs`` say how
-    each column is read).  Prints the SHA-256 of both files, so a run can name the trace it used.
+    The nodes become the cluster (the trace has no topology: a documented two-level tree, or a
+    k-ary fat-tree with --topology fat-tree), the GPU pods the jobs
+    (``clusteropt.instances.read_alibaba_nodes`` and ``read_alibaba_jobs`` say how each column is
+    read).  Prints the SHA-256 of both files, so a run can name the trace it used.
     """
     from clusteropt.instances.gadget_trace import read_alibaba_jobs, read_alibaba_nodes
     from clusteropt.provenance import file_sha256
@@ -456,7 +462,7 @@ def import_alibaba_cmd(pods: str, nodes_path: str, slot_seconds: float, horizon:
             raise BadInput(f"{what}: no such file: {path}")
     try:
         cluster, _ = read_alibaba_nodes(nodes_path, rack_size=rack_size, server_bw=server_bw, rack_bw=rack_bw,
-                                        group_by=group_by)
+                                        group_by=group_by, topology=topology)
         inst = read_alibaba_jobs(pods, cluster=cluster, slot_seconds=slot_seconds, horizon=horizon,
                                  max_jobs=max_jobs, utility=utility, seed=seed)
     except (InstanceError, ValueError) as exc:

@@ -245,12 +245,15 @@ def test_gadget_alibaba_quick_and_skip(tmp_path, capsys):
     assert tr["pods"] == tr["gpu_pods"] + tr["cpu_only_pods"] == 40 and tr["jobs"] == tr["gpu_pods"]
     assert len(report["inputs"]["pods"]["sha256"]) == 64
     argv = ["--quick", "--node-stride", "3", "--policies", "gadget,fifo", "--utility", "sqrt",
-            "--out", str(tmp_path)]
+            "--topology", "fat-tree", "--out", str(tmp_path)]
     assert gadget_alibaba.main(argv) == 0
-    small = json.loads((tmp_path / "gadget_alibaba_gadget+fifo_sqrt_stride3.json").read_text())
+    small = json.loads((tmp_path / "gadget_alibaba_gadget+fifo_sqrt_fattree_stride3.json").read_text())
     assert small["parameters"]["node_stride"] == 3 and small["trace"]["servers"] == 4  # 12 nodes, every 3rd
     assert small["parameters"]["utility"] == "sqrt" and report["parameters"]["utility"] == "sigmoid"
-    assert [r["policy"] for r in small["runs"]] == ["gadget (greedy)", "fifo"]
+    # 4 servers on a 4-ary fat-tree: 2 edge switches, pod 0's 2 aggregation switches, 4 core switches
+    assert small["parameters"]["topology"] == "fat-tree" and small["trace"]["switches"] == 8
+    assert [r["policy"] for r in small["runs"]] == ["gadget (greedy) on the quotient tree", "fifo"]
+    assert small["runs"][0]["params"]["quotient"]
     assert all(r["verified"] for r in small["runs"])
     argv = ["--quick", "--last-days", "0.1", "--slots", "5", "--policies", "gadget", "--out", str(tmp_path)]
     assert gadget_alibaba.main(argv) == 0

@@ -393,7 +393,7 @@ def fat_tree_cluster(n_servers: int = 50, *, n_racks: int | None = None, gpus=(1
 
 
 def k_ary_fat_tree(k: int = 4, *, gpus=(1, 2, 4, 8), host_bw: float = 100.0, fabric_bw: float = 400.0,
-                   seed=None) -> Cluster:
+                   seed=None, capacity=None, resources=("gpu",)) -> Cluster:
     """The standard k-ary fat-tree (Al-Fares et al. 2008): k pods, ``k^3 / 4`` servers.
 
     Each pod has ``k/2`` edge and ``k/2`` aggregation switches; each edge switch serves ``k/2``
@@ -402,18 +402,42 @@ def k_ary_fat_tree(k: int = 4, *, gpus=(1, 2, 4, 8), host_bw: float = 100.0, fab
     servers, ``fabric_bw`` elsewhere).  Server GPU counts are drawn from ``gpus``.  Not a tree:
     there are ``(k/2)^2`` shortest paths between pods.
 
+    ``capacity`` (array ``(S, len(resources))``, ``S <= k^3 / 4``) puts ``S`` given servers on the
+    first ``S`` host ports instead (pod by pod, edge switch by edge switch; ``gpus`` and ``seed``
+    unused): a real cluster's nodes on a fat-tree
+    (:func:`~clusteropt.instances.gadget_trace.read_alibaba_nodes`).  The fat-tree is then
+    populated only as far as it is used: an edge switch without servers and the aggregation
+    switches of a pod without servers are left out (they would carry no shortest path between
+    servers); all ``(k/2)^2`` core switches stay.  ``Cluster.rack`` is the pod.
+
     >>> c = k_ary_fat_tree(4, seed=0)
     >>> c.n_servers, c.n_switches, c.n_links, c.is_tree()
     (16, 20, 96, False)
+    >>> c = k_ary_fat_tree(4, capacity=[[8.0], [2.0], [4.0]])   # edge switches 0, 1 and pod 0's 2 aggregation
+    >>> c.n_servers, c.n_switches, c.n_links, c.rack.tolist()   # switches, 4 core switches
+    (3, 8, 22, [0, 0, 0])
     """
     if k < 2 or k % 2:
         raise ValueError(f"k = {k}; expected an even number >= 2")
-    rng = np.random.default_rng(seed)
     h = k // 2
-    n_srv = k * h * h
+    ports = k * h * h
+    if capacity is None:
+        cap = np.random.default_rng(seed).choice(np.asarray(gpus, dtype=float), size=ports)[:, None]
+        resources = ("gpu",)
+    else:
+        cap = np.asarray(capacity, dtype=float)
+        if cap.ndim != 2 or cap.shape[1] != len(tuple(resources)):
+            raise ValueError(f"capacity has shape {cap.shape}; expected (servers, {len(tuple(resources))}) "
+                             f"for resources {tuple(resources)}")
+        if not 1 <= cap.shape[0] <= ports:
+            raise ValueError(f"capacity has {cap.shape[0]} servers; a {k}-ary fat-tree has 1 .. {ports} host "
+                             "ports")
+    n_srv = cap.shape[0]
+    n_edges = -(-n_srv // h)  # edge switches with servers: the first ones, pod by pod
+    n_pods = -(-n_edges // h)
     edge0 = n_srv  # edge switch (pod p, j) -> edge0 + p*h + j
-    agg0 = edge0 + k * h
-    core0 = agg0 + k * h
+    agg0 = edge0 + n_edges  # aggregation switch (pod p, a) -> agg0 + p*h + a
+    core0 = agg0 + n_pods * h
     links, bw = [], []
 
     def both(u, v, b):
@@ -421,21 +445,23 @@ def k_ary_fat_tree(k: int = 4, *, gpus=(1, 2, 4, 8), host_bw: float = 100.0, fab
         bw.extend([b, b])
 
     rack = np.zeros(n_srv, dtype=np.int64)
-    for p in range(k):
+    for p in range(n_pods):
         for j in range(h):
+            if p * h + j >= n_edges:
+                break
             e = edge0 + p * h + j
             for m in range(h):
                 s = (p * h + j) * h + m
-                rack[s] = p
-                both(s, e, host_bw)
+                if s < n_srv:
+                    rack[s] = p
+                    both(s, e, host_bw)
             for a in range(h):
                 both(e, agg0 + p * h + a, fabric_bw)
         for a in range(h):
             for c in range(h):
                 both(agg0 + p * h + a, core0 + a * h + c, fabric_bw)
-    cap = rng.choice(np.asarray(gpus, dtype=float), size=n_srv)[:, None]
-    return Cluster(capacity=cap, links=np.asarray(links), bandwidth=np.asarray(bw), n_switches=2 * k * h + h * h,
-                   resources=("gpu",), rack=rack)
+    return Cluster(capacity=cap, links=np.asarray(links), bandwidth=np.asarray(bw),
+                   n_switches=n_edges + n_pods * h + h * h, resources=tuple(resources), rack=rack)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

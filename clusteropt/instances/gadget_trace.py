@@ -61,6 +61,7 @@ from clusteropt.instances.gadget import (
     GadgetInstance,
     _draw_job_params,
     fat_tree_cluster,
+    k_ary_fat_tree,
 )
 
 __all__ = ["MAX_GPUS", "MAX_HORIZON", "read_alibaba_jobs", "read_alibaba_nodes", "read_philly_jobs"]
@@ -407,7 +408,7 @@ class NodeList:
 
 def read_alibaba_nodes(path: str | Path, *, rack_size: int = 16, server_bw: float = 100.0,
                        rack_bw: float = 800.0, resources=("gpu",), skip_gpuless: bool = True,
-                       group_by: str = "model") -> tuple[Cluster, NodeList]:
+                       group_by: str = "model", topology: str = "tree") -> tuple[Cluster, NodeList]:
     """Read the Alibaba GPU cluster 2023 node list as a GADGET cluster (paper 000's substrate).
 
     Per node row (``sn,cpu_milli,memory_mib,gpu,model``; other columns are ignored): one server
@@ -425,6 +426,14 @@ def read_alibaba_nodes(path: str | Path, *, rack_size: int = 16, server_bw: floa
     within a rack in file order; :class:`NodeList` gives each one's ``sn`` and model, and
     ``Cluster.rack`` its rack.
 
+    ``topology="fat-tree"`` builds the standard k-ary fat-tree (Al-Fares et al.;
+    :func:`~clusteropt.instances.gadget.k_ary_fat_tree`) instead, with the smallest even ``k``
+    whose ``k^3 / 4`` host ports hold the servers: the servers, in the same order, fill the ports
+    edge switch by edge switch (``k / 2`` servers each, so ``rack_size`` is not used), host links
+    at ``server_bw``, every switch-to-switch link at ``rack_bw``; ``Cluster.rack`` is the pod.  Not
+    a tree: GADGET runs it through its quotient tree (``Gadget(quotient=True)``,
+    ``clusteropt run --quotient-tree``).
+
     Returns
     -------
     (Cluster, NodeList)
@@ -436,7 +445,7 @@ def read_alibaba_nodes(path: str | Path, *, rack_size: int = 16, server_bw: floa
         row with another column count, ``gpu`` not a whole number in [0, MAX_GPUS], a negative or
         non-numeric ``cpu_milli`` / ``memory_mib``, a repeated ``sn``, or no node with a GPU.
     ValueError
-        ``rack_size`` < 1, a bandwidth not > 0, an unknown resource or ``group_by``.
+        ``rack_size`` < 1, a bandwidth not > 0, an unknown resource, ``group_by`` or ``topology``.
 
     Examples
     --------
@@ -462,6 +471,8 @@ def read_alibaba_nodes(path: str | Path, *, rack_size: int = 16, server_bw: floa
         raise ValueError(f"resources = {resources!r}; expected distinct names among {tuple(NODE_RESOURCES)}")
     if group_by not in ("model", "file"):
         raise ValueError(f"group_by = {group_by!r}; expected 'model' or 'file'")
+    if topology not in ("tree", "fat-tree"):
+        raise ValueError(f"topology = {topology!r}; expected 'tree' or 'fat-tree'")
     names: list[str] = []
     models: list[str] = []
     caps: list[list[float]] = []
@@ -490,6 +501,14 @@ def read_alibaba_nodes(path: str | Path, *, rack_size: int = 16, server_bw: floa
     if group_by == "model":
         first = {m: k for k, m in reversed(list(enumerate(models)))}  # models in order of first appearance
         order = np.array(sorted(order.tolist(), key=lambda s: (first[models[s]], s)), dtype=np.int64)
+    node_list = NodeList(tuple(names[s] for s in order.tolist()), tuple(models[s] for s in order.tolist()))
+    if topology == "fat-tree":
+        k = 2
+        while k ** 3 // 4 < order.size:
+            k += 2
+        cluster = k_ary_fat_tree(k, capacity=np.asarray(caps, dtype=float)[order], resources=resources,
+                                 host_bw=float(server_bw), fabric_bw=float(rack_bw))
+        return cluster, node_list
     groups = [models[s] if group_by == "model" else "" for s in order.tolist()]
     rack = np.zeros(order.size, dtype=np.int64)
     k, start = 0, 0
@@ -504,7 +523,7 @@ def read_alibaba_nodes(path: str | Path, *, rack_size: int = 16, server_bw: floa
     bandwidth = np.concatenate([np.full(2 * n, float(server_bw)), np.full(2 * k, float(rack_bw))])
     cluster = Cluster(capacity=np.asarray(caps, dtype=float)[order], links=links, bandwidth=bandwidth,
                       n_switches=k + 1, resources=resources, rack=rack)
-    return cluster, NodeList(tuple(names[s] for s in order.tolist()), tuple(models[s] for s in order.tolist()))
+    return cluster, node_list
 
 
 def read_alibaba_jobs(path: str | Path, *, cluster: Cluster | None = None, slot_seconds: float = 60.0,

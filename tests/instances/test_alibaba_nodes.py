@@ -2,8 +2,9 @@
 
 Rows in the trace's format (``sn,cpu_milli,memory_mib,gpu,model``), hand-made: capacities per
 resource, GPU-less nodes, racks by model or by file order cut at ``rack_size``, the two-level tree
-and its bandwidths, every malformed row named by line and field; and the node list running
-together with a pod list through Alg. 1, verified.
+and its bandwidths, the k-ary fat-tree instead (``topology="fat-tree"``), every malformed row
+named by line and field; and the node list running together with a pod list through Alg. 1 and the
+baselines, verified (on the fat-tree through the quotient tree).
 """
 
 from __future__ import annotations
@@ -70,6 +71,35 @@ def test_nodes_and_pods_run_together(tmp_path):
     assert check.ok and run.worker_slots.sum() > 0
 
 
+def test_fat_tree_topology(tmp_path):
+    """The same servers, in the same order, on the smallest k-ary fat-tree that holds them: 6 servers
+    need k = 4 (16 ports; k = 2 has 2), two per edge switch, pods as racks; the switches in use: 3
+    edge switches, the 2 + 2 aggregation switches of pods 0 and 1, the 4 core switches."""
+    tree, tree_names = read_alibaba_nodes(nodes(tmp_path, NODES), resources=("gpu", "cpu"))
+    fat, names = read_alibaba_nodes(nodes(tmp_path, NODES), resources=("gpu", "cpu"), topology="fat-tree",
+                                    server_bw=25.0, rack_bw=40.0)
+    assert names == tree_names and np.array_equal(fat.capacity, tree.capacity) and fat.resources == ("gpu", "cpu")
+    n = 6
+    assert not fat.is_tree() and fat.n_switches == 3 + 4 + 4 and fat.rack.tolist() == [0, 0, 0, 0, 1, 1]
+    assert fat.n_links == 2 * (n + 3 * 2 + 4 * 2)  # host, edge-aggregation, aggregation-core links
+    edge = {int(u): int(v) for u, v in fat.links.tolist() if u < n}  # server -> its edge switch
+    assert [edge[s] - n for s in range(n)] == [0, 0, 1, 1, 2, 2]
+    pairs = list(zip(fat.links.tolist(), fat.bandwidth.tolist(), strict=True))
+    host = {float(b) for (u, v), b in pairs if min(u, v) < n}
+    fabric = {float(b) for (u, v), b in pairs if min(u, v) >= n}
+    assert host == {25.0} and fabric == {40.0}
+
+
+def test_nodes_and_pods_run_together_on_the_fat_tree(tmp_path):
+    cluster, _ = read_alibaba_nodes(nodes(tmp_path, NODES), topology="fat-tree")
+    pods = Path(__file__).resolve().parents[1] / "data" / "alibaba_sample.csv"
+    inst = read_alibaba_jobs(pods, cluster=cluster, slot_seconds=600, utility="sqrt", seed=0)
+    for name, options in (("gadget", {"quotient": True}), ("fifo", {}), ("las", {})):
+        run = run_online(make_policy(name, **options), inst, horizon=inst.horizon, seed=0)
+        check = check_gadget_schedule(inst, run.schedule)
+        assert check.ok and run.worker_slots.sum() > 0, name
+
+
 @pytest.mark.parametrize(("row", "field", "line"), [
     ("n9,1000,1024,2.5,P100", "gpu", 3), ("n9,-5,1024,2,P100", "cpu_milli", 3),
     ("n9,1000,x,2,P100", "memory_mib", 3), ("n0,1000,1024,2,P100", "sn", 3),
@@ -87,7 +117,8 @@ def test_bad_files_and_options(tmp_path):
     path = nodes(tmp_path, NODES)
     for kwargs, match in (({"rack_size": 0}, "rack_size"), ({"server_bw": 0.0}, "server_bw"),
                           ({"rack_bw": float("nan")}, "rack_bw"), ({"resources": ("gpu", "disk")}, "resources"),
-                          ({"resources": ()}, "resources"), ({"group_by": "rack"}, "group_by")):
+                          ({"resources": ()}, "resources"), ({"group_by": "rack"}, "group_by"),
+                          ({"topology": "torus"}, "topology")):
         with pytest.raises(ValueError, match=match):
             read_alibaba_nodes(path, **kwargs)
 
@@ -112,6 +143,12 @@ def test_cli_import_alibaba_writes_the_instance_the_readers_give(tmp_path):
     cluster, _ = read_alibaba_nodes(node_file, rack_size=2)
     want = read_alibaba_jobs(pods, cluster=cluster, slot_seconds=600, utility="sqrt", seed=3)
     assert load_instance(out).to_json() == want.to_json()
+    fat_out = tmp_path / "ali-fat.json"
+    res = CliRunner().invoke(cli, ["import", "alibaba", str(pods), "--nodes", str(node_file), "--topology",
+                                   "fat-tree", "-o", str(fat_out)])
+    assert res.exit_code == 0, res.output
+    fat, _ = read_alibaba_nodes(node_file, topology="fat-tree")
+    assert load_instance(fat_out).cluster.to_dict() == fat.to_dict()
     before = node_file.read_bytes()
     for args, target, message in (
             ([str(tmp_path / "none.csv"), "--nodes", str(node_file)], tmp_path / "other.json", "no such file"),
