@@ -422,8 +422,10 @@ def k_ary_fat_tree(k: int = 4, *, gpus=(1, 2, 4, 8), host_bw: float = 100.0, fab
     h = k // 2
     ports = k * h * h
     if capacity is None:
+        if tuple(resources) != ("gpu",):
+            raise ValueError(f"resources = {tuple(resources)!r} without capacity; drawn servers have GPUs only "
+                             "(pass capacity for other resources)")
         cap = np.random.default_rng(seed).choice(np.asarray(gpus, dtype=float), size=ports)[:, None]
-        resources = ("gpu",)
     else:
         cap = np.asarray(capacity, dtype=float)
         if cap.ndim != 2 or cap.shape[1] != len(tuple(resources)):

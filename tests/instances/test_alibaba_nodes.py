@@ -90,6 +90,17 @@ def test_fat_tree_topology(tmp_path):
     assert host == {25.0} and fabric == {40.0}
 
 
+def test_fat_tree_with_given_servers_refuses_bad_capacities():
+    from clusteropt.instances.gadget import k_ary_fat_tree
+
+    with pytest.raises(ValueError, match=r"capacity has 17 servers; a 4-ary fat-tree has 1 \.\. 16 host ports"):
+        k_ary_fat_tree(4, capacity=np.ones((17, 1)))
+    with pytest.raises(ValueError, match=r"capacity has shape \(3, 1\); expected \(servers, 2\)"):
+        k_ary_fat_tree(4, capacity=np.ones((3, 1)), resources=("gpu", "cpu"))
+    with pytest.raises(ValueError, match="without capacity"):
+        k_ary_fat_tree(4, resources=("gpu", "cpu"))
+
+
 def test_nodes_and_pods_run_together_on_the_fat_tree(tmp_path):
     cluster, _ = read_alibaba_nodes(nodes(tmp_path, NODES), topology="fat-tree")
     pods = Path(__file__).resolve().parents[1] / "data" / "alibaba_sample.csv"
