@@ -41,8 +41,8 @@ A lower bound on OPT_dyn at any size (ours; the paper has none)
     :func:`dynamic_cut_bound` runs the DP over cut sets instead of labellings: a request costs the
     same, a migration at least ``alpha / 2`` per edge whose cut status changes, and the cut sets
     are the edge sets whose consecutive cuts are at most ``capacity`` apart.  ``2^n`` states
-    instead of ``l^n``, so it reaches ``n = 16`` on 4 servers, where the DP over labellings cannot;
-    neither bound dominates the other.
+    instead of ``l^n``, so it reaches ``n = 16`` on 4 servers, where the DP over labellings cannot.
+    Both are lower bounds: take the larger.
 
 An upper bound on OPT_dyn at any size (ours)
     :func:`dynamic_opt_restricted` runs the same DP over a given set of labellings (plus the
@@ -785,14 +785,20 @@ def dynamic_cut_bound(instance, capacity: int | None = None, *, block: int | Non
     time and ``2^n`` floats, against ``l^n`` for the DP over labellings (``n = 16`` on 4 servers:
     65,536 against 4.3 billion).
 
-    Beyond that size, ``block = b`` splits the ring into ``ceil(n / b)`` arcs of at most ``b``
-    consecutive edges (from edge 0) and keeps, of the cut-set conditions, only the windows of
-    ``capacity`` edges that lie inside one arc.  Both costs are sums over edges, so that relaxed
-    DP separates into one DP per arc, each over ``2^b`` states and only its own requests (between
-    them the arc's state may stay put), and their sum is a lower bound again, weaker than the
-    whole ring's: ``O(T' b 2^b)`` time at any ``n``.
+    A change of cut set is also a change of labelling, which moves at least ``m`` (the
+    ``min_move`` of :func:`dynamic_window_bound`: ``2 alpha`` when every server is full, else
+    ``alpha``).  So the inner minimum is raised to ``min(W(C), max(T(C), min W + m))`` (``T`` the
+    transform): staying put, or a change that pays both lower bounds.  That is at most
+    ``min_C' [W(C') + max(m, alpha / 2 |C xor C'|)]`` over ``C' != C``, so still a lower bound.
 
-    Not in the paper; with :func:`dynamic_window_bound` (neither dominates: take the larger) and
+    Beyond ``2^n`` states, ``block = b`` splits the ring into ``ceil(n / b)`` arcs of at most ``b``
+    consecutive edges (from edge 0), keeps of the cut-set conditions only the windows of
+    ``capacity`` edges that lie inside one arc, and drops the min-move term.  Both costs are then
+    sums over edges, so that relaxed DP separates into one DP per arc, each over ``2^b`` states and
+    only its own requests (between them the arc's state may stay put), and their sum is a lower
+    bound again, weaker than the whole ring's: ``O(T' b 2^b)`` time at any ``n``.
+
+    Not in the paper; with :func:`dynamic_window_bound` (take the larger) and
     :func:`dynamic_arc_bound` it brackets OPT_dyn (``python -m benchmarks.ring_dynamic_bracket``).
 
     Parameters
@@ -833,7 +839,8 @@ def dynamic_cut_bound(instance, capacity: int | None = None, *, block: int | Non
     init = np.asarray(instance.initial, dtype=np.int64)
     init_cut = init != np.roll(init, -1)
     if b == n:
-        return _cut_dp(n, cap, init_cut, req, alpha / 2.0, ring=True, servers=ns)
+        min_move = alpha * (2.0 if n >= ns * cap else 1.0)
+        return _cut_dp(n, cap, init_cut, req, alpha / 2.0, ring=True, servers=ns, min_move=min_move)
     q = -(-n // b)
     sizes = np.full(q, n // q) + (np.arange(q) < n % q)
     total = 0.0
@@ -844,7 +851,7 @@ def dynamic_cut_bound(instance, capacity: int | None = None, *, block: int | Non
 
 
 def _cut_dp(m: int, cap: int, init_cut: np.ndarray, requests: np.ndarray, half: float, *, ring: bool,
-            servers: int) -> float:
+            servers: int, min_move: float = 0.0) -> float:
     """The DP of :func:`dynamic_cut_bound` over ``2^m`` cut sets of ``m`` edges (``requests``: local
     edge ids): the whole ring (``ring=True``) or one arc of it (only the windows inside it).
     """
@@ -871,9 +878,12 @@ def _cut_dp(m: int, cap: int, init_cut: np.ndarray, requests: np.ndarray, half: 
     w = np.full(1 << m, np.inf)
     w[start] = 0.0
     for e, r in zip(edges.tolist(), weights.tolist(), strict=True):
+        stay = w.copy() if min_move > 0 else w
         for v in range(m):  # distance transform, one edge's cut status at a time
             view = w.reshape(1 << (m - 1 - v), 2, 1 << v)
             np.minimum(view, view.min(axis=1, keepdims=True) + half, out=view)
+        if min_move > 0:  # a change of cut set costs at least min_move: stay, or pay both lower bounds
+            np.minimum(stay, np.maximum(w, stay.min() + min_move), out=w)
         w[~feasible] = np.inf
         w += r * bits[e]
     return float(w.min())
