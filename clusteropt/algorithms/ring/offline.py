@@ -375,13 +375,25 @@ def dynamic_opt_dp(instance, capacity: int | None = None, *, method: str = "auto
         for t in range(1, edges.size):
             full.fill(np.inf)
             full[flat] = table[t - 1]
-            W = full.reshape((ns,) * n)
-            for axis in range(n):
-                np.minimum(W, W.min(axis=axis, keepdims=True) + alpha, out=W)
+            _hamming_transform(full, n, ns, alpha)
             table[t] = full[flat] + weights[t] * cut[:, edges[t]]
     placements = S[_backtrack(S, alpha, table)]
     migrations = migrations_from_placements(initial, placements, starts)
     return DynamicDP(float(table[-1].min()), placements, starts, initial.copy(), migrations, cap / instance.k)
+
+
+def _hamming_transform(w: np.ndarray, digits: int, base: int, cost: float) -> None:
+    """In place, ``w(x) <- min_x' [w(x') + cost Ham(x, x')]`` over the grid of ``base^digits`` points
+    (``w`` flat, one digit per coordinate).  The Hamming distance is a sum over digits, so the
+    minimum separates into one pass per digit: ``O(digits base^(digits + 1))``.
+
+    >>> w = np.array([0.0, np.inf, np.inf, 5.0])   # base 2, two digits: points 00, 01, 10, 11
+    >>> _hamming_transform(w, 2, 2, 1.5); w.tolist()
+    [0.0, 1.5, 1.5, 3.0]
+    """
+    for v in range(digits):
+        view = w.reshape(base ** (digits - 1 - v), base, base ** v)
+        np.minimum(view, view.min(axis=1, keepdims=True) + cost, out=view)
 
 
 def _matrix_dp(S: np.ndarray, alpha: float, ham0: np.ndarray, edges: np.ndarray,
@@ -450,9 +462,7 @@ def dynamic_opt_value(instance, capacity: int | None = None, *, max_grid: int = 
     w = np.full(grid, np.inf)
     w[int((np.asarray(instance.initial, dtype=np.int64) * powers).sum())] = 0.0
     for e, r in zip(edges.tolist(), weights.tolist(), strict=True):
-        for v in range(n):  # Hamming distance transform, one process at a time
-            view = w.reshape(ns ** (n - 1 - v), ns, ns ** v)
-            np.minimum(view, view.min(axis=1, keepdims=True) + alpha, out=view)
+        _hamming_transform(w, n, ns, alpha)
         w[infeasible] = np.inf
         w += r * (labels[e] != labels[(e + 1) % n])
     return float(w.min())
@@ -879,9 +889,7 @@ def _cut_dp(m: int, cap: int, init_cut: np.ndarray, requests: np.ndarray, half: 
     w[start] = 0.0
     for e, r in zip(edges.tolist(), weights.tolist(), strict=True):
         stay = w.copy() if min_move > 0 else w
-        for v in range(m):  # distance transform, one edge's cut status at a time
-            view = w.reshape(1 << (m - 1 - v), 2, 1 << v)
-            np.minimum(view, view.min(axis=1, keepdims=True) + half, out=view)
+        _hamming_transform(w, m, 2, half)  # one edge's cut status at a time
         if min_move > 0:  # a change of cut set costs at least min_move: stay, or pay both lower bounds
             np.minimum(stay, np.maximum(w, stay.min() + min_move), out=w)
         w[~feasible] = np.inf
