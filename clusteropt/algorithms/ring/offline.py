@@ -822,6 +822,11 @@ def dynamic_cut_bound(instance, capacity: int | None = None, *, block: int | Non
         Refuse (``ValueError``) a DP over more than ``2^max_edges`` states (default
         :data:`MAX_CUT_BOUND_EDGES`).
 
+    References
+    ----------
+    Paper 004, Sec. 1 (the cost model and the dynamic OPT of Thm 2.1, which this bounds from
+    below); notes A5 (the offline optima).
+
     Examples
     --------
     >>> from clusteropt.instances.ring import RingInstance
