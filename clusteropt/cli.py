@@ -1315,10 +1315,16 @@ def experiment_run_cmd(name, every, quick, n_jobs, scheduler, backend, store, ou
             bad_cells.append(f"{spec.name + ': ' if every else ''}"
                              f"{int(counts.get('failed', 0) + counts.get('timeout', 0))} cells did not finish ok; "
                              f"first: seed={bad.seed} policy={bad.policy}: {bad.error}")
+    report_error = None
     if out_dir is not None:
-        _report_all(specs, store, out_dir, every)
+        try:
+            _report_all(specs, store, out_dir, every)
+        except BadInput as exc:  # with failed cells the report's failure is most likely theirs
+            if not bad_cells:
+                raise
+            report_error = f"report: {exc}"
     if bad_cells:
-        raise CellsFailed("; ".join(bad_cells))
+        raise CellsFailed("; ".join(bad_cells + ([report_error] if report_error else [])))
 
 
 def _report_dir(out_dir: str | None, spec, every: bool) -> str | None:
@@ -1327,11 +1333,16 @@ def _report_dir(out_dir: str | None, spec, every: bool) -> str | None:
 
 
 def _report_all(specs: list, store: str, out_dir: str, every: bool, code_version: str | None = None) -> None:
-    """Write each experiment's report (``--all``: into ``out_dir/NAME``, and ``out_dir/index.md``)."""
+    """Write each experiment's report (``--all``: into ``out_dir/NAME``, and ``out_dir/index.md``).
+
+    With ``--all`` a report that fails in part does not stop the others: the index lists it with
+    its error, and the error is raised once every report and the index are written.
+    """
     from clusteropt.experiments import ResultsStore, StoreError
     from clusteropt.experiments.report import index_entry, write_index
 
     entries, missing = [], []
+    errors: list[str] = []
     for spec in specs:
         try:
             with ResultsStore(store, read_only=True) as db:  # a finished store may be read-only
@@ -1344,14 +1355,17 @@ def _report_all(specs: list, store: str, out_dir: str, every: bool, code_version
             continue
         report_dir = _report_dir(out_dir, spec, every)
         assert report_dir is not None  # out_dir is given
-        written = _report(spec, table, report_dir)
+        written = _report(spec, table, report_dir, errors if every else None)
         entries.append(index_entry(spec, dates, written, out_dir))
     if every:
         try:
-            index = write_index(entries, out_dir, missing=missing)
+            index = write_index(entries, out_dir, missing=missing, errors=errors)
         except OSError as exc:
             raise BadInput(f"cannot write {exc.filename or out_dir}: {exc.strerror or exc}") from None
-        click.echo(f"index: {index} ({len(entries)} experiments, {len(missing)} without results)")
+        click.echo(f"index: {index} ({len(entries)} experiments, {len(missing)} without results, "
+                   f"{len(errors)} written in part)")
+    if errors:
+        raise BadInput("; ".join(errors))
 
 
 def _same_path(a: str | Path, b: str | Path) -> bool:
@@ -1386,11 +1400,21 @@ def _check_outputs(spec, store: str, out_dir: str | None) -> None:
                            "would destroy the store (choose another --out)")
 
 
-def _report(spec, table, out_dir: str) -> list:
+def _report(spec, table, out_dir: str, errors: list[str] | None = None) -> list:
+    """Write ``spec``'s report; a report written in part raises :class:`BadInput`, or with a list
+    ``errors`` (``--all``) appends its message there and returns the files written.
+    """
     from clusteropt.experiments import write_report
+    from clusteropt.experiments.report import ReportError
 
     try:
         written = write_report(spec, table, out_dir)
+    except ReportError as exc:
+        if errors is None:
+            raise BadInput(str(exc)) from None
+        click.echo(f"error: {exc}", err=True)
+        errors.append(str(exc))
+        return exc.written
     except (ValueError, RuntimeError) as exc:
         raise BadInput(str(exc)) from None
     except OSError as exc:

@@ -14,7 +14,7 @@ import clusteropt.experiments.broker  # (paper 003: registers on import)
 import clusteropt.experiments.gadget  # (paper 000: registers on import)
 import clusteropt.experiments.ring  # noqa: F401  (paper 004: registers on import)
 from clusteropt.experiments import coflow, realtime, worker_placement
-from clusteropt.experiments.report import markdown_table, summarize, write_report
+from clusteropt.experiments.report import ReportError, markdown_table, summarize, write_report
 from clusteropt.experiments.runner import run_cell
 from clusteropt.experiments.spec import (
     EXPERIMENTS,
@@ -33,6 +33,7 @@ __all__ = [
     "EXPERIMENTS",
     "Cell",
     "Experiment",
+    "ReportError",
     "ResultsStore",
     "StoreError",
     "cell_seed",

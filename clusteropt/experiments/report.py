@@ -116,12 +116,22 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
+class ReportError(RuntimeError):
+    """Some tables or figures of a report failed (:func:`write_report`); ``written`` holds the
+    paths that were written all the same.
+    """
+
+    def __init__(self, message: str, written: list[Path]):
+        super().__init__(message)
+        self.written = written
+
+
 def write_report(spec: Experiment, table: pd.DataFrame, out: str | Path) -> list[Path]:
     """Write the report of ``spec`` from its results ``table`` into ``out``; the paths written.
 
     A figure or table function that fails is logged with its error and skipped, and the rest
-    of the report is still written; the error is raised at the end (``RuntimeError`` naming
-    every one that failed).
+    of the report is still written; the error is raised at the end (:class:`ReportError`, a
+    ``RuntimeError`` naming every one that failed and holding the paths written).
     """
     from clusteropt.experiments.plots import save_figure
     from clusteropt.experiments.store import export_table
@@ -148,7 +158,7 @@ def write_report(spec: Experiment, table: pd.DataFrame, out: str | Path) -> list
             log.error("figure %s of %s failed: %s: %s", name, spec.name, type(exc).__name__, exc)
             errors.append(f"figure {name}: {type(exc).__name__}: {exc}")
     if errors:
-        raise RuntimeError(f"report of {spec.name} written to {out} except: " + "; ".join(errors))
+        raise ReportError(f"report of {spec.name} written to {out} except: " + "; ".join(errors), written)
     return written
 
 
@@ -192,11 +202,13 @@ def _replicates(entry: dict[str, Any]) -> str:
     return text
 
 
-def write_index(entries: list[dict[str, Any]], out: str | Path, *, missing: Sequence[str] = ()) -> Path:
+def write_index(entries: list[dict[str, Any]], out: str | Path, *, missing: Sequence[str] = (),
+                errors: Sequence[str] = ()) -> Path:
     """``out/index.md``: every experiment reported under ``out`` with its paper, code version, seeds
     (and trials, the replicates of experiments whose instance is drawn per ``trial``), cell counts
     and date, each figure and table linked; ``missing`` lists registered experiments with no
-    results in the store.
+    results in the store, ``errors`` the reports that were written only in part (the
+    :class:`ReportError` messages).
 
     >>> import tempfile
     >>> e = {"experiment": "x", "paper": "000 Fig. 4", "variant": "full", "code_version": "0.1.0+abc",
@@ -225,4 +237,7 @@ def write_index(entries: list[dict[str, Any]], out: str | Path, *, missing: Sequ
                      f"{e['finished']} | {files} |")
     if missing:
         lines += ["", f"No results in the store for: {', '.join(sorted(missing))}."]
+    if errors:
+        lines += ["", "Reports written only in part (the files listed above are those written):", "",
+                  *(f"- {e}" for e in errors)]
     return write_text_atomic(Path(out) / "index.md", "\n".join(lines) + "\n")

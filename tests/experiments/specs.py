@@ -79,3 +79,16 @@ MISBEHAVING = register_experiment(
 def broken_figure(table):
     """A figure function that fails (for the report's error handling)."""
     return table["no-such-column"]
+
+
+BROKEN_REPORT = register_experiment(
+    Experiment(
+        name="test-broken-report",
+        run=sample_cell,
+        grid={"n": [1, 10], "delay": [0.0]},
+        seeds=[0],
+        policies=["mean"],
+        description="harness test: a report whose figure fails",
+        figures={"bad": broken_figure},
+    )
+)

@@ -49,3 +49,26 @@ def test_name_and_all_exclude_each_other(tmp_path, capsys, argv):
     code = main([*argv, "--store", str(tmp_path / "s.sqlite")])
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and ("--all" in err)
+
+
+def test_report_all_writes_every_report_when_one_fails_and_names_it(tmp_path, capsys, monkeypatch):
+    """A report that fails in part (here a broken figure) neither stops the reports after it nor the
+    index; the index and the exit code name it.
+    """
+    gap = clusteropt.experiments.EXPERIMENTS["worker-placement-gap"]
+    monkeypatch.setattr(clusteropt.experiments, "EXPERIMENTS", {"test-broken-report": specs.BROKEN_REPORT,
+                                                                "worker-placement-gap": gap})
+    store, out = tmp_path / "s.sqlite", tmp_path / "report"
+    code = main(["experiment", "run", "--all", "--quick", "--store", str(store), "--out", str(out)])
+    captured = capsys.readouterr()
+    assert code == 2, captured.out
+    assert "report of test-broken-report written to" in captured.err and "figure bad: KeyError" in captured.err
+    assert (out / "test-broken-report" / "summary.md").is_file()  # the rest of the broken report
+    assert (out / "worker-placement-gap" / "ratio.png").is_file()  # the report after it
+    index = (out / "index.md").read_text()
+    assert "| [worker-placement-gap](worker-placement-gap/summary.md) |" in index
+    assert "Reports written only in part" in index and "- report of test-broken-report written to" in index
+    # report --all alone does the same from the store
+    again = tmp_path / "again"
+    assert main(["experiment", "report", "--all", "--quick", "--store", str(store), "--out", str(again)]) == 2
+    assert (again / "worker-placement-gap" / "ratio.png").is_file()
