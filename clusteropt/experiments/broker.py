@@ -722,7 +722,7 @@ register_experiment(
         name="broker-fractional",
         run=run_fractional_cell,
         grid={"preset": ["paper"], "n_jobs": [100], "horizon": [50], "n_dcs": [5, 10, 15, 20],
-              "price_form": ["tight", "bigm"], "trial": [0, 1]},
+              "price_form": ["tight", "bigm"], "trial": list(range(5))},
         seeds=[0],
         policies=[f"eps-{e:g}" for e in EPSILONS],
         description="A_fractional's cost of (9) / the P_f optimum (same price form) vs DCs and epsilon",

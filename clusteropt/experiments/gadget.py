@@ -934,14 +934,14 @@ register_experiment(
         run=run_slot_ratio_cell,
         grid={"preset": ["paper"], "n_jobs": [40, 60, 100], "horizon": [20], "utility": ["sigmoid", "sqrt"],
               "ilp_time_limit": [120.0]},
-        seeds=[0],
+        seeds=list(range(5)),
         policies=["gadget-lp-rs-mde", "gadget-lp-rs-mde-paper"],
         description="Fig. 7 on the paper's 50-server fat-tree: LP-RS-MDE (default and paper rounding; its "
                     "rounding alone, and the greedy at the same states) / the slot's G-VNE ILP optimum",
         paper="000 Fig. 7",
         root_seed=1000,
         timeout=3600.0,
-        quick={"grid": {"n_jobs": [20], "horizon": [4], "utility": ["sqrt"]}, "timeout": 300.0},
+        quick={"grid": {"n_jobs": [20], "horizon": [4], "utility": ["sqrt"]}, "seeds": [0], "timeout": 300.0},
         figures={"slot-ratio": _slot_ratio_figure},
         tables={"slot-ratio": _slot_ratio_table},
     )
