@@ -1412,8 +1412,7 @@ def _report(spec, table, out_dir: str, errors: list[str] | None = None) -> list:
     except ReportError as exc:
         if errors is None:
             raise BadInput(str(exc)) from None
-        click.echo(f"error: {exc}", err=True)
-        errors.append(str(exc))
+        errors.append(str(exc))  # logged by write_report; raised once all are written
         return exc.written
     except (ValueError, RuntimeError) as exc:
         raise BadInput(str(exc)) from None

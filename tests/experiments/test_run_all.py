@@ -72,3 +72,15 @@ def test_report_all_writes_every_report_when_one_fails_and_names_it(tmp_path, ca
     again = tmp_path / "again"
     assert main(["experiment", "report", "--all", "--quick", "--store", str(store), "--out", str(again)]) == 2
     assert (again / "worker-placement-gap" / "ratio.png").is_file()
+
+
+def test_failed_cells_and_a_failed_report_exit_4_and_name_both(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(clusteropt.experiments, "EXPERIMENTS", {"test-broken-report": specs.BROKEN_REPORT,
+                                                                "test-misbehaving": specs.MISBEHAVING})
+    store, out = tmp_path / "s.sqlite", tmp_path / "report"
+    code = main(["experiment", "run", "--all", "--quick", "--store", str(store), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 4, err
+    assert "test-misbehaving: " in err and "cells did not finish ok" in err
+    assert "report: report of test-broken-report written to" in err
+    assert (out / "index.md").is_file() and (out / "test-misbehaving" / "summary.md").is_file()
