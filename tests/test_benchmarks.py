@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+import pandas as pd
+import pytest
+
 from benchmarks import persistent_resolve, run_all
 
 
@@ -262,3 +266,41 @@ def test_gadget_alibaba_quick_and_skip(tmp_path, capsys):
     out = tmp_path / "full"
     assert gadget_alibaba.main(["--out", str(out)]) == 0
     assert "skipped" in capsys.readouterr().out and not out.exists()
+
+
+def test_record_check_quick_matches_the_record(tmp_path):
+    """The recorded ring cells re-run at this code make the recorded numbers (the quick slices)."""
+    from benchmarks import record_check
+
+    assert record_check.main(["--quick", "--out", str(tmp_path)]) == 0
+    checks = json.loads((tmp_path / "record_check.json").read_text())["checks"]
+    assert [c["experiment"] for c in checks] == ["ring-cost-split", "ring-ratio-exact"]
+    assert all(c["matched"] == c["rerun"] > 0 and c["identical"] == c["matched"] for c in checks)
+
+
+def test_record_check_compare_finds_what_differs():
+    from benchmarks.record_check import compare
+
+    rec = pd.DataFrame({"experiment": ["e"] * 3, "code_version": ["a"] * 3, "n": [1, 1, 2], "seed": [0, 1, 0],
+                        "cell_seed": [7, 8, 9], "policy": ["p"] * 3, "status": ["ok"] * 3,
+                        "cost": [1.0, 2.0, np.nan], "note": ["x", "y", None]})
+    now = rec.assign(code_version="b")
+    assert compare(rec, now)["identical"] == 3  # another code version, the same numbers
+    now.loc[1, "cost"] = 2.0 + 1e-6
+    now.loc[2, "note"] = "z"
+    out = compare(rec, now.iloc[1:])  # the first cell not re-run
+    assert (out["matched"], out["identical"], out["different"]) == (2, 0, 2)
+    assert out["columns_differing"] == {"cost": 1, "note": 1}
+    assert out["different_cells"] == ["n=1, seed=1, policy=p", "n=2, seed=0, policy=p"]
+
+
+def test_record_check_slices_are_grid_values():
+    """Every slice names values of its experiment's grid (so it keeps the recorded cell seeds)."""
+    from benchmarks.record_check import SLICES, _grid_values
+    from clusteropt.experiments import EXPERIMENTS, get_experiment
+
+    assert set(SLICES) == set(EXPERIMENTS) - {n for n in EXPERIMENTS if n.startswith("test-")}
+    for name, wanted in SLICES.items():
+        assert _grid_values(get_experiment(name), wanted).keys() == wanted.keys()
+    with pytest.raises(ValueError, match=r"n = \[5\] not all in its grid"):
+        _grid_values(get_experiment("ring-ratio-exact"), {"n": [5]})

@@ -1,0 +1,194 @@
+"""Re-run a slice of every recorded experiment at the current code and compare it with the record.
+
+``benchmarks/results/experiments/NAME/results.csv`` holds every recorded cell's metrics (timings
+aside) and the code version that made them.  A later commit has another code version, so its
+store re-runs every cell; this checks, on a cheap slice of each experiment (one or two grid
+values, the recorded seeds only), that the current code still makes the recorded numbers: each
+re-run cell is matched to the recorded one with the same parameters, seed and policy, and every
+column is compared (numbers to a relative 1e-9, text exactly).  A cell that differs is listed with
+its columns; a solver run under a time limit (``gadget-exact``'s 60 s slot ILP, say) may differ
+legitimately when the machine is slower or busier than the recording's.
+
+Nothing is assumed about which cells match: the table says how many were re-run, matched,
+identical and different per experiment.  ``coflow-trace`` runs only when the Facebook trace it
+reads (``FB2010-1Hr-150-0.txt``) is in the working directory.
+
+Run ``python -m benchmarks.record_check --jobs 2`` (writes ``benchmarks/results/``; the recorded
+run, 1,574 cells, took 19 minutes on 2 cores beside another 2-worker run), ``--experiments a,b``
+for some, ``--quick`` for two tiny slices (printed only).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from benchmarks._report import RESULTS_DIR, finish, header, output_dir, parser
+
+NAME = "record_check"
+RECORD = RESULTS_DIR / "experiments"
+#: Experiment -> the grid values its slice keeps (each a value of the experiment's own grid).
+SLICES: dict[str, dict[str, list]] = {
+    "broker-cost": {"data_per_slot": [100.0], "trial": [0]},
+    "broker-deploy": {"trial": [3]},
+    "broker-fractional": {"n_dcs": [5], "trial": [0]},
+    "broker-ratio": {"horizon": [5]},
+    "broker-rounding": {"trial": [1], "capacity": [16.0]},
+    "broker-rounding-dcs": {"n_dcs": [5]},
+    "coflow-arrivals": {"arrivals": ["at-0"]},
+    "coflow-ratios": {"n_coflows": [50]},
+    "coflow-trace": {},
+    "gadget-capacity": {"units": [8.0]},
+    "gadget-competitive": {"n_jobs": [4]},
+    "gadget-slot-ratio": {"n_jobs": [10]},
+    "gadget-slot-ratio-paper": {"n_jobs": [40], "utility": ["sigmoid"]},
+    "gadget-utility": {"n_jobs": [100]},
+    "gadget-utility-settings": {"utility": ["sigmoid-loaded"]},
+    "realtime-fig3": {"direction": [8]},
+    "realtime-fig4": {"direction": [0]},
+    "realtime-fig5": {"n": [2]},
+    "ring-cost-split": {"pattern": ["hotspot"]},
+    "ring-hit-the-cut": {"n": [16]},
+    "ring-load": {"trial": [4]},
+    "ring-ratio": {"n": [16]},
+    "ring-ratio-exact": {"n": [6]},
+    "ring-sensitivity": {},
+    "worker-placement-gap": {"n_jobs": [8]},
+}
+QUICK = {"ring-cost-split": {"pattern": ["hotspot"]}, "ring-ratio-exact": {"n": [6], "pattern": ["hotspot"]}}
+
+
+def _grid_values(spec, wanted: dict[str, list]) -> dict[str, list]:
+    """``wanted`` with each value replaced by the equal one of the spec's grid (so ``100`` is the
+    grid's ``100.0`` and the cell seeds agree); a value not in the grid is refused.
+    """
+    out = {}
+    for key, values in wanted.items():
+        if key not in spec.grid:
+            raise ValueError(f"{spec.name}: no grid parameter {key!r}; its grid: {', '.join(spec.grid)}")
+        kept = [v for v in spec.grid[key] if v in values]
+        if len(kept) != len(values):
+            raise ValueError(f"{spec.name}: {key} = {values} not all in its grid {list(spec.grid[key])}")
+        out[key] = kept
+    return out
+
+
+def _same(a: pd.Series, b: pd.Series) -> np.ndarray:
+    """Element-wise: equal numbers (relative 1e-9) or equal text; both missing counts as equal."""
+    if pd.api.types.is_numeric_dtype(a) and pd.api.types.is_numeric_dtype(b):
+        x, y = a.to_numpy(dtype=float), b.to_numpy(dtype=float)
+        return np.isclose(x, y, rtol=1e-9, atol=1e-12, equal_nan=True)
+    na = a.isna().to_numpy() & b.isna().to_numpy()
+    return na | (a.astype(str).to_numpy() == b.astype(str).to_numpy())
+
+
+def compare(recorded: pd.DataFrame, rerun: pd.DataFrame) -> dict:
+    """Match ``rerun``'s cells to ``recorded``'s by (parameters, seed, policy) and compare every
+    other column but ``code_version``; both tables as read from a ``results.csv``.
+    """
+    from clusteropt.experiments.report import param_columns
+
+    keys = [*param_columns(recorded), "seed", "policy"]
+    columns = [c for c in recorded.columns if c not in keys and c != "code_version"]
+    missing = [c for c in columns if c not in rerun.columns]
+    merged = recorded.merge(rerun, on=keys, how="inner", suffixes=("_rec", "_now"))
+    differ = np.zeros(len(merged), dtype=bool)
+    columns_differing = {}
+    for c in columns:
+        if c in missing:
+            continue
+        bad = ~_same(merged[f"{c}_rec"], merged[f"{c}_now"])
+        if bad.any():
+            columns_differing[c] = int(bad.sum())
+        differ |= bad
+    cells = [f"{', '.join(f'{k}={merged[k].iloc[i]}' for k in keys)}" for i in np.flatnonzero(differ)]
+    return {"rerun": len(rerun), "matched": len(merged), "identical": int((~differ).sum()),
+            "different": int(differ.sum()), "columns_differing": columns_differing,
+            "columns_missing_now": missing, "different_cells": cells[:10],
+            "failed_now": int((rerun.status != "ok").sum())}
+
+
+def check(name: str, wanted: dict[str, list], *, n_jobs: int, store: Path) -> dict:
+    """Re-run ``name``'s slice ``wanted`` (recorded seeds only) into ``store`` and compare."""
+    from clusteropt.experiments import export_table, get_experiment, run_sweep
+
+    recorded = pd.read_csv(RECORD / name / "results.csv")
+    spec = get_experiment(name)
+    grid = _grid_values(spec, wanted)
+    seeds = [s for s in spec.seeds if s in set(recorded.seed.tolist())]
+    spec = dataclasses.replace(spec.with_grid(**grid), seeds=seeds)
+    start = time.perf_counter()
+    table = run_sweep(spec, n_jobs=n_jobs, store=store, progress=False)
+    seconds = time.perf_counter() - start
+    with tempfile.TemporaryDirectory() as tmp:  # the same CSV round trip as the record's
+        rerun = pd.read_csv(export_table(table, Path(tmp) / "results.csv"))
+    return {"experiment": name, "slice": grid, "seeds": seeds,
+            "recorded_version": ", ".join(sorted(recorded.code_version.unique())),
+            "now_version": ", ".join(sorted(rerun.code_version.unique())), "wall_s": seconds,
+            **compare(recorded, rerun)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = parser(NAME, __doc__, "two tiny slices, print only")
+    p.add_argument("--experiments", default=None, help="comma-separated experiment names (default: every slice)")
+    p.add_argument("--jobs", type=int, default=1, help="worker processes for the re-run cells")
+    p.add_argument("--store", type=Path, default=None, help="keep the re-run cells in this store (default: a "
+                   "temporary one)")
+    args = p.parse_args(argv)
+    slices = QUICK if args.quick else SLICES
+    if args.experiments:
+        names = [n.strip() for n in args.experiments.split(",") if n.strip()]
+        unknown = [n for n in names if n not in SLICES]
+        if unknown:
+            p.error(f"--experiments: no slice for {', '.join(unknown)}; known: {', '.join(SLICES)}")
+        slices = {n: SLICES[n] for n in names}
+    start = time.perf_counter()
+    rows, skipped = [], {}
+    with tempfile.TemporaryDirectory() as tmp:
+        store = args.store or Path(tmp) / "record_check.sqlite"
+        for name, wanted in slices.items():
+            if not (RECORD / name / "results.csv").is_file():
+                skipped[name] = "no recorded results.csv"
+                continue
+            if name == "coflow-trace" and not Path("FB2010-1Hr-150-0.txt").is_file():
+                skipped[name] = "the trace FB2010-1Hr-150-0.txt is not in the working directory"
+                continue
+            rows.append(check(name, wanted, n_jobs=args.jobs, store=store))
+    report = {**header(NAME, ("numpy", "pandas", "highspy", "pyomo", "cvxpy")), "jobs": args.jobs,
+              "checks": rows, "skipped": skipped}
+
+    def markdown(rep: dict) -> str:
+        lines = [f"# {NAME}", "", f"created {rep['created']} at code version {rep['code_version']}, "
+                 f"{rep['jobs']} worker(s); each experiment's slice re-run and compared with "
+                 "`benchmarks/results/experiments/NAME/results.csv`.", "",
+                 "| experiment | slice | seeds | recorded at | re-run | matched | identical | different | "
+                 "failed now | columns differing (cells) | wall s |",
+                 "|---|---|---|---|---:|---:|---:|---:|---:|---|---:|"]
+        for r in rep["checks"]:
+            cols = ", ".join(f"{c} ({k})" for c, k in r["columns_differing"].items())
+            sl = ", ".join(f"{k}={','.join(map(str, v))}" for k, v in r["slice"].items()) or "all"
+            lines.append(f"| {r['experiment']} | {sl} | {len(r['seeds'])} | {r['recorded_version']} | "
+                         f"{r['rerun']} | {r['matched']} | {r['identical']} | {r['different']} | "
+                         f"{r['failed_now']} | {cols} | {r['wall_s']:.1f} |")
+        total = {k: sum(r[k] for r in rep["checks"]) for k in ("rerun", "matched", "identical", "different")}
+        lines += ["", f"In all: {total['rerun']} cells re-run, {total['matched']} matched to recorded cells, "
+                  f"{total['identical']} identical, {total['different']} different."]
+        for r in rep["checks"]:
+            if r["different_cells"]:
+                lines += ["", f"{r['experiment']}, cells that differ (first 10):", ""]
+                lines += [f"- {c}" for c in r["different_cells"]]
+        if rep["skipped"]:
+            lines += ["", "Skipped: " + "; ".join(f"{k} ({v})" for k, v in rep["skipped"].items()) + "."]
+        return "\n".join(lines) + "\n"
+
+    finish(NAME, report, markdown, output_dir(args), start)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
