@@ -94,6 +94,10 @@ def compare(recorded: pd.DataFrame, rerun: pd.DataFrame) -> dict:
     from clusteropt.experiments.report import param_columns
 
     keys = [*param_columns(recorded), "seed", "policy"]
+    absent = [k for k in keys if k not in rerun.columns]
+    if absent:
+        raise ValueError(f"the re-run cells have no column {', '.join(absent)}: the experiment's grid changed "
+                         "since the record; its cells cannot be matched")
     columns = [c for c in recorded.columns if c not in keys and c != "code_version"]
     missing = [c for c in columns if c not in rerun.columns]
     merged = recorded.merge(rerun, on=keys, how="inner", suffixes=("_rec", "_now"))
@@ -120,7 +124,8 @@ def check(name: str, wanted: dict[str, list], *, n_jobs: int, store: Path) -> di
     recorded = pd.read_csv(RECORD / name / "results.csv")
     spec = get_experiment(name)
     grid = _grid_values(spec, wanted)
-    seeds = [s for s in spec.seeds if s in set(recorded.seed.tolist())]
+    recorded_seeds = set(recorded.seed.tolist())
+    seeds = [s for s in spec.seeds if s in recorded_seeds]
     spec = dataclasses.replace(spec.with_grid(**grid), seeds=seeds)
     start = time.perf_counter()
     table = run_sweep(spec, n_jobs=n_jobs, store=store, progress=False)
