@@ -104,7 +104,11 @@ def compare(recorded: pd.DataFrame, rerun: pd.DataFrame) -> dict:
     differ = np.zeros(len(merged), dtype=bool)
     columns_differing = {}
     for c in columns:
-        if c in missing:
+        if c in missing:  # a recorded column none of the re-run cells makes: differs where it held a value
+            bad = merged[c].notna().to_numpy()
+            if bad.any():
+                columns_differing[f"{c} (absent now)"] = int(bad.sum())
+            differ |= bad
             continue
         bad = ~_same(merged[f"{c}_rec"], merged[f"{c}_now"])
         if bad.any():

@@ -292,6 +292,8 @@ def test_record_check_compare_finds_what_differs():
     assert (out["matched"], out["identical"], out["different"]) == (2, 0, 2)
     assert out["columns_differing"] == {"cost": 1, "note": 1}
     assert out["different_cells"] == ["n=1, seed=1, policy=p", "n=2, seed=0, policy=p"]
+    gone = compare(rec, rec.drop(columns="note"))  # a recorded metric the code no longer makes
+    assert gone["different"] == 2 and gone["columns_differing"] == {"note (absent now)": 2}  # not the empty one
     with pytest.raises(ValueError, match="no column n: the experiment's grid changed"):
         compare(rec, now.drop(columns="n"))
 
