@@ -14,7 +14,7 @@ identical and different per experiment.  ``coflow-trace`` runs only when the Fac
 reads (``FB2010-1Hr-150-0.txt``) is in the working directory.
 
 Run ``python -m benchmarks.record_check --jobs 2`` (writes ``benchmarks/results/``; the recorded
-run, 1,574 cells, took 19 minutes on 2 cores beside another 2-worker run), ``--experiments a,b``
+run, 1,574 cells, took 21 minutes on 2 cores beside another 2-worker run), ``--experiments a,b``
 for some, ``--quick`` for two tiny slices (printed only).
 """
 
