@@ -729,7 +729,7 @@ def dynamic_window_bound(instance, capacity: int | None = None) -> WindowBound:
     n, ns = instance.n, instance.servers
     cap = _capacity(n, ns, capacity)
     alpha = float(instance.alpha)
-    m = alpha * (2.0 if n >= ns * cap else 1.0)
+    m = _min_move(n, ns, cap, alpha)
     req = np.asarray(instance.requests, dtype=np.int64).ravel()
     T = req.size
     init = np.asarray(instance.initial, dtype=np.int64)
@@ -854,8 +854,8 @@ def dynamic_cut_bound(instance, capacity: int | None = None, *, block: int | Non
     init = np.asarray(instance.initial, dtype=np.int64)
     init_cut = init != np.roll(init, -1)
     if b == n:
-        min_move = alpha * (2.0 if n >= ns * cap else 1.0)
-        return _cut_dp(n, cap, init_cut, req, alpha / 2.0, ring=True, servers=ns, min_move=min_move)
+        return _cut_dp(n, cap, init_cut, req, alpha / 2.0, ring=True, servers=ns,
+                       min_move=_min_move(n, ns, cap, alpha))
     q = -(-n // b)
     sizes = np.full(q, n // q) + (np.arange(q) < n % q)
     total = 0.0
@@ -863,6 +863,13 @@ def dynamic_cut_bound(instance, capacity: int | None = None, *, block: int | Non
         mine = req[(req >= a) & (req < a + m)] - a
         total += _cut_dp(m, cap, init_cut[a:a + m], mine, alpha / 2.0, ring=False, servers=ns)
     return total
+
+
+def _min_move(n: int, servers: int, cap: int, alpha: float) -> float:
+    """The least cost of changing the labelling at all: ``2 alpha`` when every server is full (a
+    process can only leave by another arriving), else ``alpha``.
+    """
+    return alpha * (2.0 if n >= servers * cap else 1.0)
 
 
 def _cut_dp(m: int, cap: int, init_cut: np.ndarray, requests: np.ndarray, half: float, *, ring: bool,
