@@ -43,19 +43,27 @@ def quoted(body: str) -> list[str]:
 
 
 def columns(text: str, path: Path, wanted: list[str]) -> list[str]:
-    """The cells of columns ``wanted`` of a Markdown (``|`` rows) or CSV table."""
+    """The cells of columns ``wanted`` of a CSV table, or of the first Markdown table (``|`` rows
+    between non-table lines) whose header has them all."""
     if path.suffix == ".csv":
         import csv
         import io
 
-        rows = list(csv.reader(io.StringIO(text)))
+        tables = [list(csv.reader(io.StringIO(text)))]
     else:
-        rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in text.splitlines()
-                if line.startswith("|") and not set(line) <= set("|-: ")]
-    header, body = rows[0], rows[1:]
-    missing = [w for w in wanted if w not in header]
-    assert not missing, f"{path}: no column {missing} (columns: {header})"
-    return [row[header.index(w)] for row in body for w in wanted if header.index(w) < len(row)]
+        tables, rows = [], []
+        for line in [*text.splitlines(), ""]:
+            if line.startswith("|"):
+                if not set(line) <= set("|-: "):
+                    rows.append([c.strip() for c in line.strip().strip("|").split("|")])
+            elif rows:
+                tables.append(rows)
+                rows = []
+    for header, *body in tables:
+        if all(w in header for w in wanted):
+            return [row[header.index(w)] for row in body for w in wanted if header.index(w) < len(row)]
+    headers = [table[0] for table in tables]
+    raise AssertionError(f"{path}: no table with the columns {wanted} (tables' columns: {headers})")
 
 
 def recorded(files: list[str]) -> list[float]:
