@@ -308,3 +308,27 @@ def test_record_check_slices_are_grid_values():
         assert _grid_values(get_experiment(name), wanted).keys() == wanted.keys()
     with pytest.raises(ValueError, match=r"n = \[5\] not all in its grid"):
         _grid_values(get_experiment("ring-ratio-exact"), {"n": [5]})
+
+
+def test_ring_dynamic_milp_quick(tmp_path):
+    from benchmarks import ring_dynamic_milp
+
+    assert ring_dynamic_milp.main(["--quick", "--out", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "ring_dynamic_milp.json").read_text())
+    assert len(report["cases"]) == len(ring_dynamic_milp.QUICK)
+    for case in report["cases"]:  # small enough to be proved, and the proof is the DP's value
+        assert case["proven"] and case["objective"] == pytest.approx(case["dp"], abs=1e-6)
+        assert case["binaries"] == case["steps"] * case["n"] * case["servers"]
+    assert [r["method"] for r in report["dp"]] == [c[4] for c in ring_dynamic_milp.QUICK_DP]
+    assert all(r["ms_per_step"] > 0 for r in report["dp"])
+
+
+def test_gadget_lp_methods_quick(tmp_path):
+    from benchmarks import gadget_lp_methods
+
+    assert gadget_lp_methods.main(["--quick", "--out", str(tmp_path)]) == 0
+    rows = pd.DataFrame(json.loads((tmp_path / "gadget_lp_methods.json").read_text())["rows"])
+    assert set(rows.lp) == {"select", "embed"}
+    for _, group in rows.groupby(["slot", "lp"]):
+        assert group.package_default.sum() == 1  # the package's choice is one of the algorithms timed
+        assert group.objective.max() - group.objective.min() <= 1e-6 * max(1.0, group.objective.abs().max())

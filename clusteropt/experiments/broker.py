@@ -88,11 +88,13 @@ paper's as a grid value) so this is visible.
     ``mlbroker-plus``, Local, Central and OASiS for comparison.  The paper's instances (T = 50 .. 100,
     R = 15) are far beyond an exact MILP, so the cells use the ``"small"`` preset's settings (R = 5, T = 5 .. 25,
     1-4 jobs per slot, up to 100 jobs): :func:`~clusteropt.models.broker.broker_offline_optimum`
-    (HiGHS, gap 0, the hull form) is then proved optimal within ``opt_time_limit`` = 300 s
-    (measured on one core: 0.1-0.5 s up to T = 10, 4 s at T = 16 with 3 jobs a slot, 19 s at
-    T = 20 with 4; the policies 1-3 s).  The denominator (``denominator``) is the verified MILP
-    optimum where it is proved optimal (``"milp"``), else P_f with the hull (``"lp"``; the ratio
-    is then an upper bound of the true one); ``ratio_lp`` (over P_f) is reported in every cell.
+    (HiGHS, gap 0, the hull form) is then proved optimal within ``opt_time_limit`` = 300 s (each
+    cell records the MILP's time as ``opt_seconds`` and the policy's as ``run_seconds``; in the
+    record made at commit ``a2426d4``, two cells at a time on 2 cores: 0.04-8.3 s up to T = 10, up to 55 s at
+    T = 15, up to 290 s at T = 25 with 4 jobs a slot; the policies under 3 s).  The denominator
+    (``denominator``) is the verified MILP optimum where it is proved optimal (``"milp"``), else
+    P_f with the hull (``"lp"``; the ratio is then an upper bound of the true one); ``ratio_lp``
+    (over P_f) is reported in every cell.
     The MILP and P_f are shared by the policies of a (params, trial) in a worker process.
 ``broker-deploy`` (the package's; the paper does not say per GB of what its deployment cost is)
     The cells of ``broker-ratio`` (small preset, T = 10 and 20, 2 and 4 jobs a slot, 700 GB, 5

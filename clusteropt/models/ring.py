@@ -78,12 +78,15 @@ log = logging.getLogger(__name__)
 
 #: Default limit on compressed requests ``T'`` of :func:`build_ring_dynamic_opt`.
 MAX_DYNAMIC_STEPS = 1_000
-#: Default limit on the binaries ``T' n l`` of :func:`build_ring_dynamic_opt`.  HiGHS 1.x on this
-#: kind of machine (hotspot / uniform requests, alpha = 1): n = 8, l = 2 proves optimality in
-#: 0.05 s at T' = 14 (224 binaries), 2-8 s at T' = 40 (650) and 25-40 s at T' = 83 (1,330);
-#: n = 12, l = 3 at T' = 44 (1,600) and n = 16, l = 4 at T' = 46 (2,900) are not proven in 60 s.
-#: Beyond a few thousand binaries even the LP relaxation can take minutes (n = 32, l = 4,
-#: T' = 158: 120 s).  Prefer :func:`clusteropt.algorithms.ring.offline.dynamic_opt_dp` where it fits.
+#: Default limit on the binaries ``T' n l`` of :func:`build_ring_dynamic_opt`.  Measured by
+#: ``python -m benchmarks.ring_dynamic_milp`` (``benchmarks/results/ring_dynamic_milp.md``: HiGHS
+#: 1.15, 60 s a solve, 2 cores shared with other work, seed 0, alpha = 1): n = 8, l = 2 proves
+#: optimality in 0.6-1.2 s at T' = 21-26 (336-416 binaries), 10-18 s at T' = 44-51 (704-816) and
+#: 57 s or not at all at T' = 77-80 (1,232-1,280); n = 12, l = 3 at T' = 42-43 (about 1,500) and
+#: n = 16, l = 4 at T' = 43-44 (about 2,800) are not proven, with incumbents 2-12 times the
+#: optimum where the DP gives it.  The LP relaxation at n = 32, l = 4, T' = 250 (32,000 columns
+#: of ``x``) takes 36 s and gives ``alpha n / l``.  Prefer
+#: :func:`clusteropt.algorithms.ring.offline.dynamic_opt_dp` where it fits.
 MAX_DYNAMIC_BINARIES = 5_000
 
 

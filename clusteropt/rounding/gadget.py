@@ -52,15 +52,17 @@ __all__ = ["BUILDERS", "EMBED_HIGHS_OPTIONS", "ROUNDINGS", "SELECT_HIGHS_OPTIONS
 log = logging.getLogger(__name__)
 
 #: HiGHS options for the ring-selection LP (the LP relaxation of (12)-(19), tree form): primal
-#: simplex.  Measured on the ``paper`` preset, sqrt utility, 100 jobs, slots 60 / 110 / 160 (24 / 54 /
-#: 78 jobs, 6.5k-21k columns; median of 3, load average 3-5): primal simplex 0.14 / 0.62 / 0.71 s,
-#: dual simplex (HiGHS's default) 0.17 / 2.17 / 4.17 s, interior point 0.28 / 1.12 / 1.68 s.
+#: simplex.  Measured by ``python -m benchmarks.gadget_lp_methods`` (``benchmarks/results/
+#: gadget_lp_methods.md``: ``paper`` preset, sqrt utility, 100 jobs, the problems of slots 60 / 110 /
+#: 160 with no earlier allocation, 24 / 54 / 78 jobs, 7.8k-25k columns; median of 3 on 2 busy
+#: cores): primal simplex 0.13 / 0.83 / 1.12 s, dual simplex (HiGHS's default) 0.13 / 3.30 /
+#: 5.83 s, interior point with crossover 0.10 / 0.54 / 1.22 s (as fast here, and faster from a few
+#: hundred servers on: :data:`SELECT_ALGORITHMS`).
 SELECT_HIGHS_OPTIONS = MappingProxyType({"solver": "simplex", "simplex_strategy": 4})
 #: HiGHS options for the augmented LP (Alg. 2 line 4, tree form): dual simplex with presolve
-#: (HiGHS's default).  Same slots (20k-56k columns): 0.93 / 2.98 / 3.66 s; without presolve 0.75 /
-#: 1.85 / 6.57 s (faster on two slots, 1.8x slower on the third); interior point 0.92 / 3.27 / 6.44 s;
-#: primal simplex 1.91 / 7.02 / 21.5 s; other crash, scaling and pricing settings no better; PDLP
-#: stops without proven optimality.
+#: (HiGHS's default).  Same benchmark and slots (20k-56k columns): 0.51 / 3.17 / 4.60 s; without
+#: presolve 0.67 / 1.85 / 8.68 s (faster on one slot, about 2x slower on the largest); interior
+#: point 0.95 / 3.57 / 7.15 s; primal simplex 1.86 / 7.64 / 18.79 s.
 EMBED_HIGHS_OPTIONS = MappingProxyType({"solver": "simplex", "simplex_strategy": 1})
 #: ``builder`` values of :func:`lp_rs_mde` and :func:`select_rings`.
 BUILDERS = ("auto", "matrix", "pyomo")

@@ -102,10 +102,11 @@ log = logging.getLogger(__name__)
 #: capacity 4 has 34,650).
 MAX_LABELLINGS = 200_000
 #: :func:`dynamic_opt_dp` refuses more labellings than this: each step costs ``|S|^2`` work and
-#: the Hamming matrix ``|S|^2`` bytes (3,000 labellings: 9 MB, about 20 ms a step).
+#: the Hamming matrix ``|S|^2`` bytes (3,000 labellings: 9 MB; 3,432 labellings take about 70 ms a
+#: step, ``python -m benchmarks.ring_dynamic_milp``).
 MAX_DP_LABELLINGS = 3_000
 #: :func:`dynamic_opt_dp` with ``method="transform"`` refuses ``l^n`` above this (``2^22``: 32 MB of
-#: floats, about 0.1 s a step).
+#: floats, about 0.7 s a step, the same benchmark).
 MAX_DP_GRID = 1 << 22
 #: :func:`dynamic_opt_dp` stores ``T' x |S|`` values for backtracking and refuses more than this.
 MAX_DP_TABLE = 25_000_000
