@@ -354,7 +354,9 @@ def hard_knapsack_data(
     profits with weights is what makes these instances hard: with uncorrelated profits SCIP, CBC
     and GLPK prove optimality of an n = 300, k = 5 instance within 1 s (CBC and GLPK in 0.3 s),
     whereas this default (n = 500, k = 10, seed 1) leaves HiGHS, SCIP, CBC and GLPK with a gap of
-    about 0.5 % after 1 s (measured on 2 cores, HiGHS 1.15, SCIP 10, CBC 2.10.8, GLPK 5.0).
+    about 0.5 % after 1 s (measured once on 2 cores, HiGHS 1.15, SCIP 10, CBC 2.10.8, GLPK 5.0;
+    the solver battery, ``pytest tests/solvers``, re-checks for every installed solver that it
+    ends ``FEASIBLE`` with a gap at :data:`TIME_LIMIT`).
 
     Parameters
     ----------

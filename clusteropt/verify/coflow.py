@@ -185,7 +185,8 @@ def check_coflow_schedule(
     Notes
     -----
     Fully vectorized: one stable sort per port side for checks 2-3 (a running maximum of interval
-    ends per port), a sorted look-up for 5; about 0.5 s for 10^6 block-flows.
+    ends per port), a sorted look-up for 5.  ``python -m benchmarks.coflow_scale`` records its time
+    on schedules of the Facebook trace's size (``verify s`` in ``benchmarks/results/coflow_scale.md``).
 
     References
     ----------
