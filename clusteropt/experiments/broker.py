@@ -43,9 +43,10 @@ paper's as a grid value) so this is visible.
     (``solver``, ``solver_fallback``: that happened with big-M rows at R = 15 before the retries
     existed, "ERROR" in slot 15-16 on a 30-job instance); ``inaccurate_slots`` counts slots not
     solved to a clean "optimal".  SCS's tolerances put A_fractional up to about 1e-4 (relative) *below* P_f.
-    Measured (the recorded run, one cell at a time, 5195 s in all): A_fractional takes 3-52 s with
-    the hull (R = 5 .. 20) and 4-586 s with big-M rows, on which Clarabel is slow and needs its
-    retry settings (366-586 s at R = 20); P_f 4-37 s.  Ratios with the hull: 1.0000 in every cell
+    Measured (each cell's ``run_seconds`` and ``lp_seconds``; in the record made at commit
+    ``a2426d4``, two cells at a time on 2 cores, 8,754 s for its 64 cells): A_fractional takes 4-83 s
+    with the hull (R = 5 .. 20) and 7-958 s with big-M rows, on which Clarabel is slow and needs its
+    retry settings (527-958 s at R = 20); P_f 7-74 s.  Ratios with the hull: 1.0000 in every cell
     (the slots are coupled only through the small deployment cost C3, so solving them one by one
     loses little); with big-M rows 1.03-1.23 (``benchmarks/results/experiments/broker-fractional``).
 ``broker-rounding`` (Fig. 6)
@@ -57,7 +58,8 @@ paper's as a grid value) so this is visible.
     A_fractional's).  Grid: worker capacity ``P_i`` (16 .. 66 GB, fixed per cell) x data per job
     and slot (100 .. 700 GB) on paper-preset instances with 30 jobs and T = 20 (not 100 x 50:
     48 mlBroker runs a trial; the ratio is a per-job rounding effect, ``ceil(D / P_i)`` workers a
-    job and slot, which the job count barely changes).  Measured: 1-7 s a cell.
+    job and slot, which the job count barely changes).  Measured (``run_seconds``, record of
+    commit ``a2426d4``, two cells at a time on 2 cores): 3-8 s a cell, ``slot-milp`` 9-37 s.
 ``broker-rounding-dcs`` (Fig. 7)
     The same ratio for the three roundings against the number of DCs (5, 10, 15, 20), ``P_i`` and
     data at the paper's defaults ([16, 66] GB drawn, 500 GB), 30 jobs, T = 20.
@@ -77,10 +79,10 @@ paper's as a grid value) so this is visible.
     rows the algorithms, columns Cost1 .. Cost4 and Overall at the default 500 GB (the grid
     value nearest to it) with mlBroker's saving against each row (``(row - mlBroker) / row``),
     and ``totals`` over the data sizes.  The paper's Table 4 is from its real (Kubernetes)
-    experiment, which is not reproduced; the layout is.  Measured on one core: Local and Central
-    under 1 s, OASiS about 17 s (30 jobs, T = 20; several times that at 100 x 50), mlBroker and
-    Opt 20-30 s each at 100 x 50, ``mlbroker-paper`` 35-80 s (Clarabel needs its retry settings
-    on the big-M rows).
+    experiment, which is not reproduced; the layout is.  Measured (``run_seconds``, record of
+    commit ``a2426d4``, two cells at a time on 2 cores): Local and Central under 1 s, OASiS 14-50 s,
+    mlBroker 16-45 s, Opt 15-40 s, ``mlbroker-paper`` 25-185 s (Clarabel needs its retry settings on
+    the big-M rows), ``mlbroker-plus`` 45-194 s.
 ``broker-ratio`` (Figs. 9-10)
     mlBroker's verified total over the offline optimum of (8) against the number of slots T
     (Fig. 9) and jobs per slot (Fig. 10; ``n_jobs = jobs_per_slot x T``) at 700 GB per job and

@@ -18,13 +18,13 @@ Ring partitioning (Sec. 1, Thm 2.1 / 2.2 comparators)
 
     with ``hit_t(S) = 1`` when the endpoints of request ``t``'s edge are on different servers of
     ``S``.  The inner minimum runs against the ``|S| x |S|`` Hamming matrix, or, when that is
-    larger, as a separable distance transform over all ``l^n`` labellings (``n = 16``, ``l = 2``:
-    about 7 ms per request).  Migrating before the first request is allowed (``t = 1``);
-    migrating after the last one never helps.  Requests are run-length compressed first
-    (:func:`compress_requests`; a run of ``w`` identical requests is one request of weight
-    ``w``), which is exact: given the
-    placements used during a run, replacing them all by the one with the fewest hits costs no
-    more hits, and by the triangle inequality of the Hamming distance no more migration.
+    larger, as a separable distance transform over all ``l^n`` labellings (``n = 22``, ``l = 2``:
+    about 0.7 s per compressed request, ``python -m benchmarks.ring_dynamic_milp``).  Migrating
+    before the first request is allowed (``t = 1``); migrating after the last one never helps.
+    Requests are run-length compressed first (:func:`compress_requests`; a run of ``w`` identical
+    requests is one request of weight ``w``), which is exact: given the placements used during a
+    run, replacing them all by the one with the fewest hits costs no more hits, and by the triangle
+    inequality of the Hamming distance no more migration.
 
     :func:`static_opt_bruteforce` is the static optimum (migrate only before the first request):
     ``min_S sum_e r_e cut_e(S) + alpha Ham(initial, S)``.
