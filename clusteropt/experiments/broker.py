@@ -44,7 +44,7 @@ paper's as a grid value) so this is visible.
     existed, "ERROR" in slot 15-16 on a 30-job instance); ``inaccurate_slots`` counts slots not
     solved to a clean "optimal".  SCS's tolerances put A_fractional up to about 1e-4 (relative) *below* P_f.
     Measured (each cell's ``run_seconds`` and ``lp_seconds``; in the record made at commit
-    ``a2426d4``, two cells at a time on 2 cores, 8,754 s for its 64 cells): A_fractional takes 4-83 s
+    ``a2426d4``, two cells at a time on 2 cores, 8,754 s for its 64 cells): A_fractional takes 4-87 s
     with the hull (R = 5 .. 20) and 7-958 s with big-M rows, on which Clarabel is slow and needs its
     retry settings (527-958 s at R = 20); P_f 7-74 s.  Ratios with the hull: 1.0000 in every cell
     (the slots are coupled only through the small deployment cost C3, so solving them one by one
