@@ -16,6 +16,14 @@ def test_run_all_finds_the_benchmarks():
     assert "run_all" not in run_all.benchmark_modules()
 
 
+def test_the_benchmarks_readme_describes_every_benchmark():
+    from pathlib import Path
+
+    readme = (Path(run_all.__file__).parent / "README.md").read_text()
+    missing = [m for m in run_all.benchmark_modules() if f"`{m}.py`" not in readme]
+    assert not missing, f"benchmarks/README.md does not describe {missing}"
+
+
 def test_persistent_resolve_quick(tmp_path, capsys):
     code = persistent_resolve.main(["--quick", "--slots", "2", "--variants", "lp", "--out", str(tmp_path)])
     assert code == 0
