@@ -9,7 +9,11 @@ on):
 - ``cut``: the DP over cut sets (``dynamic_cut_bound``), another lower bound, for ``n <= --cut-max-n``
   (default 16: ``2^n`` states); beyond it, with ``--cut-block B``, its relaxation separated into
   arcs of ``B`` edges (``dynamic_cut_bound(..., block=B)``: weaker, ``2^B`` states per arc);
-- ``lb = max(window, cut)``;
+- ``lp``: the cut-set LP's certified bound (``clusteropt.models.ring_cut.dynamic_cut_lp_bound``: the
+  LP solved by HiGHS in pieces of 500 compressed requests, its window-row duals evaluated as a
+  Lagrangian of the whole LP by ``clusteropt.verify.ring.cut_lagrangian_bound``), a lower bound at
+  any n, for ``n <= --lp-max-n`` (default 32; about two minutes an instance at n = 32);
+- ``lb = max(window, cut, lp)``;
 - ``arc``: the moving-arcs upper bound (``dynamic_arc_bound``: the best offline solution that
   keeps every server on one arc of k processes and may rotate or relabel the arcs before any
   request), whose schedule is replayed by ``check_ring_run`` at capacity k;
@@ -21,7 +25,7 @@ policies' costs are read from the recorded ``results.csv`` (not re-run).  Where 
 each bound is recorded (there is no model to build: the labellings are listed in the same call).
 
 Run ``python -m benchmarks.ring_dynamic_bracket`` (writes ``benchmarks/results/``) or ``--quick``
-(n <= 16 only, the cut-set DP to n = 12, print only).
+(n <= 16 only, the cut-set DP to n = 12, the LP to n = 6, print only).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ import pandas as pd
 from benchmarks._report import finish, header, output_dir, parser
 from clusteropt.algorithms.ring.offline import dynamic_arc_bound, dynamic_cut_bound, dynamic_window_bound
 from clusteropt.experiments.ring import INSTANCE_KEYS, ring_instance
+from clusteropt.models.ring_cut import CHUNK, IPM_OPTIONS, OVERLAP, dynamic_cut_lp_bound
 from clusteropt.verify import check_ring_run
 
 NAME = "ring_dynamic_bracket"
@@ -51,7 +56,8 @@ def _instances(table: pd.DataFrame) -> pd.DataFrame:
                   "opt_dynamic_lb", "opt_dynamic", "dynamic_denominator"]]
 
 
-def _bounds(experiment: str, rows: pd.DataFrame, cut_max_n: int, cut_block: int | None) -> list[dict]:
+def _bounds(experiment: str, rows: pd.DataFrame, cut_max_n: int, cut_block: int | None, lp_max_n: int
+            ) -> list[dict]:
     out = []
     for _, r in rows.iterrows():
         params = {k: r[k] for k in INSTANCE_KEYS if k in rows.columns}
@@ -69,7 +75,12 @@ def _bounds(experiment: str, rows: pd.DataFrame, cut_max_n: int, cut_block: int 
             t0 = time.perf_counter()
             cut = dynamic_cut_bound(inst, block=block, max_edges=max(cut_max_n, cut_block or 0))
             cut_seconds = time.perf_counter() - t0
-        lb = max(window, cut if cut is not None else 0.0)
+        lp, lp_seconds, lp_solve = None, None, None
+        if inst.n <= lp_max_n:
+            t0 = time.perf_counter()
+            lp_bound = dynamic_cut_lp_bound(inst)
+            lp, lp_seconds, lp_solve = lp_bound.value, time.perf_counter() - t0, lp_bound.solve_seconds
+        lb = max(window, cut if cut is not None else 0.0, lp if lp is not None else 0.0)
         start = time.perf_counter()
         arc = dynamic_arc_bound(inst)
         seconds = time.perf_counter() - start
@@ -87,7 +98,8 @@ def _bounds(experiment: str, rows: pd.DataFrame, cut_max_n: int, cut_block: int 
             raise RuntimeError(f"{experiment} n={r.n} {r.pattern} seed={r.seed}: lb {lb} above ub {ub}")
         out.append({"experiment": experiment, "pattern": r.pattern, "n": int(r.n), "servers": int(r.servers),
                     "seed": int(r.seed), "cell_seed": int(r.cell_seed), "n_requests": int(r.n_requests),
-                    "window": window, "cut": cut, "cut_block": block, "cut_seconds": cut_seconds, "lb": lb,
+                    "window": window, "cut": cut, "cut_block": block, "cut_seconds": cut_seconds, "lp": lp,
+                    "lp_seconds": lp_seconds, "lp_solve_seconds": lp_solve, "lb": lb,
                     "arc": arc.value, "opt_static": None if np.isinf(static) else static,
                     "ub": ub, "opt_dynamic": exact, "arc_moves": int(arc.migrations.shape[0]),
                     "arc_seconds": seconds})
@@ -102,14 +114,19 @@ def main(argv: list[str] | None = None) -> int:
     ap = parser(NAME, __doc__, "n <= 16 only, the cut-set DP to n = 12, print only")
     ap.add_argument("--cut-max-n", type=int, default=None,
                     help="run the cut-set DP up to this n (default 16; --quick 12; 0: never)")
+    ap.add_argument("--lp-max-n", type=int, default=None,
+                    help="certify the cut-set LP's bound up to this n (default 32; --quick 6; 0: never)")
     ap.add_argument("--cut-block", type=int, default=None,
                     help="beyond --cut-max-n, the cut-set DP separated into arcs of this many edges")
     args = ap.parse_args(argv)
     cut_max_n = args.cut_max_n if args.cut_max_n is not None else (12 if args.quick else 16)
+    lp_max_n = args.lp_max_n if args.lp_max_n is not None else (6 if args.quick else 32)
     start = time.perf_counter()
     report = header(NAME, ("numpy",))
     report["records"] = {}
-    report["parameters"] = {"cut_max_n": cut_max_n, "cut_block": args.cut_block, "quick": bool(args.quick)}
+    report["parameters"] = {"cut_max_n": cut_max_n, "cut_block": args.cut_block, "lp_max_n": lp_max_n,
+                            "lp_chunk": CHUNK, "lp_overlap": OVERLAP, "lp_options": IPM_OPTIONS,
+                            "quick": bool(args.quick)}
     bounds: list[dict] = []
     tables = {}
     for experiment in EXPERIMENTS:
@@ -121,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         report["records"][experiment] = {"file": f"benchmarks/results/experiments/{experiment}/results.csv",
                                          "code_version": sorted(table.code_version.unique().tolist())}
         rows = _instances(table)
-        bounds += _bounds(experiment, rows, cut_max_n, args.cut_block)
+        bounds += _bounds(experiment, rows, cut_max_n, args.cut_block, lp_max_n)
         print(f"{experiment}: {len(rows)} instances bounded", flush=True)
     b = pd.DataFrame(bounds)
     report["instances"] = bounds
@@ -141,13 +158,14 @@ def main(argv: list[str] | None = None) -> int:
     gaps = b.assign(ub_over_lb=b.ub / b.lb, arc_over_static=b.arc / b.opt_static,
                     arc_over_opt=b.arc / b.opt_dynamic, lb_over_opt=b.lb / b.opt_dynamic)
     gaps = gaps.groupby(["experiment", "pattern", "n"], sort=True).agg(
-        window=("window", "mean"), cut=("cut", "mean"), lb=("lb", "mean"), arc=("arc", "mean"),
+        window=("window", "mean"), cut=("cut", "mean"), lp=("lp", "mean"), lb=("lb", "mean"), arc=("arc", "mean"),
         opt_static=("opt_static", "mean"), ub=("ub", "mean"),
         opt_dynamic=("opt_dynamic", "mean"), ub_over_lb=("ub_over_lb", "mean"),
         arc_over_static=("arc_over_static", "mean"), arc_over_opt=("arc_over_opt", "mean"),
         arc_over_opt_max=("arc_over_opt", "max"), arc_seconds_median=("arc_seconds", "median"),
         arc_seconds_max=("arc_seconds", "max"), cut_seconds_median=("cut_seconds", "median"),
-        lb_over_opt=("lb_over_opt", "mean"), instances=("lb", "size")).reset_index()
+        lp_seconds_median=("lp_seconds", "median"), lb_over_opt=("lb_over_opt", "mean"),
+        instances=("lb", "size")).reset_index()
     report["gaps"] = gaps.to_dict(orient="records")
     lines = [f"# {NAME}", "", f"Machine: {report['machine']['platform']}, {report['machine']['cpu_count']} cores; "
              f"created {report['created']}. Instances and policy costs from "
@@ -156,19 +174,22 @@ def main(argv: list[str] | None = None) -> int:
              "`window` window lower bound, `cut` the DP over cut sets (a lower bound; n <= "
              f"{cut_max_n}"
              + (f", beyond it separated into arcs of {args.cut_block} edges" if args.cut_block else "")
-             + "), `lb = max(window, cut)`, `arc` moving-arcs upper bound, "
+             + f"), `lp` the cut-set LP's certified bound (n <= {lp_max_n}), `lb = max(window, cut, lp)` "
+             "(the mean of each instance's largest), `arc` moving-arcs upper bound, "
              "`ub = min(arc, OPT_static)`; `lb / OPT_dyn` and `arc / OPT_dyn` where the DP over labellings "
              "gives OPT_dyn.", "", "<a id=\"gaps\"></a>", "",
-             "| experiment | pattern | n | window | cut | lb | OPT_dyn | arc | OPT_static | ub / lb | "
+             "| experiment | pattern | n | window | cut | lp | lb | OPT_dyn | arc | OPT_static | ub / lb | "
              "lb / OPT_dyn | arc / OPT_static | arc / OPT_dyn (mean, max) | arc DP s (median, max) | "
-             "cut DP s (median) |",
-             "|---|---|---:|" + "---:|" * 12]
+             "cut DP s (median) | LP s (median) |",
+             "|---|---|---:|" + "---:|" * 14]
     for g in gaps.itertuples():
-        lines.append(f"| {g.experiment} | {g.pattern} | {g.n} | {g.window:.1f} | {_fmt(g.cut)} | {g.lb:.1f} | "
+        lines.append(f"| {g.experiment} | {g.pattern} | {g.n} | {g.window:.1f} | {_fmt(g.cut)} | {_fmt(g.lp)} | "
+                     f"{g.lb:.1f} | "
                      f"{_fmt(g.opt_dynamic)} | {g.arc:.1f} | {_fmt(g.opt_static)} | {g.ub_over_lb:.2f} | "
                      f"{_fmt(g.lb_over_opt)} | {_fmt(g.arc_over_static)} | "
                      f"{_fmt(g.arc_over_opt)}, {_fmt(g.arc_over_opt_max)} | "
-                     f"{g.arc_seconds_median:.2f}, {g.arc_seconds_max:.2f} | {_fmt(g.cut_seconds_median)} |")
+                     f"{g.arc_seconds_median:.2f}, {g.arc_seconds_max:.2f} | {_fmt(g.cut_seconds_median)} | "
+                     f"{_fmt(g.lp_seconds_median)} |")
     lines += ["", "## ALG / OPT_dyn in [ALG / ub, ALG / lb], mean over seeds (`ring-ratio`)", "",
               "Each cell: `ALG / ub - ALG / lb` (the exact ratio, where the DP runs, is in `ring-ratio-exact`).",
               "", "<a id=\"brackets\"></a>", ""]

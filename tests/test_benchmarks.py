@@ -221,7 +221,10 @@ def test_session_benchmarks_quick(tmp_path):
     assert ring_dynamic_bracket.main(["--quick", "--out", str(tmp_path)]) == 0
     bracket = json.loads((tmp_path / "ring_dynamic_bracket.json").read_text())
     assert all(b["lb"] <= b["ub"] + 1e-9 for b in bracket["instances"])
-    assert all(b["lb"] == max(b["window"], b["cut"] if b["n"] <= 12 else 0.0) for b in bracket["instances"])
+    assert all(b["lb"] == max(b["window"], b["cut"] if b["n"] <= 12 else 0.0, b["lp"] if b["n"] <= 6 else 0.0)
+               for b in bracket["instances"])
+    assert all((b["lp"] is None) == (b["n"] > 6) for b in bracket["instances"])
+    assert all(b["lp"] is None or b["lp"] <= b["cut"] + 1e-9 for b in bracket["instances"])
     assert all(b["opt_dynamic"] is None or b["lb"] <= b["opt_dynamic"] + 1e-9 <= b["arc"] + 2e-9
                for b in bracket["instances"])
 

@@ -13,6 +13,7 @@ from clusteropt.models import (  # noqa: F401  (register)
     gadget_offline,
     realtime,
     ring,
+    ring_cut,
     worker_placement,
 )
 from clusteropt.models.broker import (

@@ -31,7 +31,9 @@ MILPs below are ours (notes A5).  Processes ``v`` and servers ``c``; edge ``e = 
 ``relax=True`` gives the LP relaxations (lower bounds).  They are weak: spreading every process
 evenly (``x = 1/l``) cuts nothing and meets every capacity, so both LP bounds are at most
 ``alpha n (l - 1) / l`` (static) and ``alpha n / l`` (dynamic: the migration rows take the
-largest per-server increase) whatever the requests.
+largest per-server increase) whatever the requests.  :mod:`clusteropt.models.ring_cut`
+relaxes OPT_dyn over cut sets instead (model ``ring-dynamic-cut-lp``), a lower bound that grows
+with the requests.
 
 :func:`ring_static_optimum` and :func:`ring_dynamic_optimum` solve them and return a
 :class:`RingOptimum` holding, for integral solves, the solution as a run in the format of

@@ -61,7 +61,7 @@ import numpy.typing as npt
 from clusteropt.instances.ring import RingInstance
 from clusteropt.verify.base import Check, Violation
 
-__all__ = ["RingCheck", "check_ring_run"]
+__all__ = ["RingCheck", "check_ring_run", "cut_lagrangian_bound"]
 
 _MISSING = object()
 
@@ -394,3 +394,81 @@ def check_ring_run(instance: RingInstance, run: Any, *, augmentation: float | No
 def _fmt(x: float) -> str:
     """A number in a ``where`` text: integral values without ``.0``."""
     return str(int(x)) if math.isfinite(x) and x == round(x) and abs(x) < 2**53 else f"{x:.6g}"
+
+
+def cut_lagrangian_bound(instance: RingInstance, multipliers: npt.ArrayLike, *, capacity: int | None = None
+                         ) -> float:
+    """A lower bound on OPT_dyn certified by multipliers of the cut-set LP's window rows (weak duality).
+
+    The cut-set LP (:mod:`clusteropt.models.ring_cut`, ours, not the paper's) relaxes OPT_dyn: on
+    the run-length compressed requests ``(e_s, w_s)``, ``s = 0..T'-1`` (a run of ``w`` equal
+    consecutive edge ids is one request of weight ``w``), ``y[s, e] = 1`` when edge ``e`` is cut
+    while request ``s`` is served, every *window* of ``capacity`` consecutive edges
+    ``j, j + 1, ..., j + capacity - 1 (mod n)`` has a cut edge (else ``capacity + 1`` consecutive
+    processes would share a server), a request costs ``w_s y[s, e_s]``, and a change of an edge's
+    cut status costs at least ``alpha / 2`` (moving one process changes the status of its two
+    edges only).  Given any ``multipliers[s, j] >= 0`` for those window rows, this returns::
+
+        L = sum_(s, j) multipliers[s, j]
+            + sum_e min over y in {0, 1}^T' of  sum_s c[s, e] y_s
+                                               + alpha / 2 (|y_0 - y0_e| + sum_(s >= 1) |y_s - y_(s-1)|)
+
+    with ``c[s, e] = w_s [e = e_s] - sum_(i < capacity) multipliers[s, e - i mod n]`` and ``y0_e``
+    the initial assignment's cut status of ``e``.  Every labelling sequence gives a 0/1 ``y`` that
+    meets every window row, so ``L <= OPT_dyn`` at ``capacity`` for *every* choice of
+    multipliers: the bound does not depend on how (or how accurately) they were found.  Each edge's
+    minimum is a two-state shortest path over the compressed requests, computed here for all edges
+    at once; nothing from the code that found the multipliers is used.
+
+    Parameters
+    ----------
+    instance : RingInstance
+    multipliers : array-like, shape (T', n)
+        Finite and ``>= 0``; ``T'`` the number of compressed requests.
+    capacity : int, optional
+        Load bound per server (default ``k``), between 1 and ``n - 1``.
+
+    Raises
+    ------
+    ValueError
+        Wrong shape, a negative or non-finite multiplier (its indices named), or a capacity
+        outside ``1..n-1`` (with ``n`` or more, one server may hold every process: no window row).
+
+    Examples
+    --------
+    >>> from clusteropt.instances.ring import RingInstance
+    >>> inst = RingInstance(n=4, servers=2, requests=[1] * 5)   # one compressed request, weight 5
+    >>> cut_lagrangian_bound(inst, np.zeros((1, 4)))  # no multipliers: uncut edge 1 for alpha / 2
+    0.5
+    >>> cut_lagrangian_bound(inst, [[0, 1, 0, 0]])    # window {1, 2} must keep a cut: OPT_dyn = 2 >= 1
+    1.0
+    """
+    n, alpha = int(instance.n), float(instance.alpha)
+    cap = instance.k if capacity is None else capacity
+    if not isinstance(cap, (int, np.integer)) or not 1 <= cap <= n - 1:
+        raise ValueError(f"capacity = {capacity!r}; expected an integer in 1..n-1 = 1..{n - 1} (with n or more "
+                         f"one server may hold every process and no window row exists)")
+    req = np.asarray(instance.requests, dtype=np.int64).ravel()
+    first = np.flatnonzero(np.r_[True, req[1:] != req[:-1]]) if req.size else np.zeros(0, dtype=np.int64)
+    edges, weights = req[first], np.diff(np.r_[first, req.size]).astype(float)
+    lam = np.asarray(multipliers, dtype=float)
+    if lam.shape != (edges.size, n):
+        raise ValueError(f"multipliers has shape {lam.shape}; expected (T', n) = ({edges.size}, {n}): one row per "
+                         f"compressed request, one column per window start")
+    bad = np.argwhere(~np.isfinite(lam) | (lam < 0))
+    if bad.size:
+        s, j = bad[0].tolist()
+        raise ValueError(f"multipliers[{s}, {j}] = {float(lam[s, j])!r}; expected a finite number >= 0 "
+                         f"({bad.shape[0]} such entries)")
+    cover = np.cumsum(np.concatenate([lam[:, n - cap + 1:], lam], axis=1), axis=1)  # prefix sums, wrapped
+    mu = cover[:, cap - 1:] - np.concatenate([np.zeros((lam.shape[0], 1)), cover[:, :n]], axis=1)[:, :n]
+    c = -mu
+    c[np.arange(edges.size), edges] += weights
+    half = alpha / 2.0
+    init = np.asarray(instance.initial, dtype=np.int64)
+    cut0 = init != np.roll(init, -1)
+    v0 = np.where(cut0, np.inf, 0.0)  # cheapest cost so far ending uncut / cut, per edge
+    v1 = np.where(cut0, 0.0, np.inf)
+    for row in c:
+        v0, v1 = np.minimum(v0, v1 + half), np.minimum(v1, v0 + half) + row
+    return float(lam.sum() + np.minimum(v0, v1).sum())

@@ -1,0 +1,322 @@
+"""Paper 004 (Räcke, Schmid, Zabrodin): a lower bound on OPT_dyn at any ``n``, the LP over cut sets (ours).
+
+The exact dynamic optimum (:func:`~clusteropt.algorithms.ring.offline.dynamic_opt_dp`) stops at
+``l^n = 2^22`` labellings and the time-expanded MILP (:func:`~clusteropt.models.ring.build_ring_dynamic_opt`)
+at a few dozen compressed requests; its LP relaxation is at most ``alpha n / l`` whatever the
+requests.  This module relaxes OPT_dyn differently: it forgets which server holds which process
+and keeps only which ring edges are *cut*, as :func:`~clusteropt.algorithms.ring.offline.dynamic_cut_bound`
+does with a DP over ``2^n`` cut sets, and then relaxes the cut statuses to ``[0, 1]``.  The paper
+gives no offline bound of its own (its comparator is OPT_dyn, Thm 2.1).
+
+:func:`build_ring_cut_lp` (Pyomo; ``clusteropt solve / export --model ring-dynamic-cut-lp``), on the
+run-length compressed requests ``(e_t, w_t)``, ``t = 1..T'``:
+
+* ``y[t, e]`` in [0, 1]: edge ``e = (e, e + 1 mod n)`` is cut while request ``t`` is served;
+  ``y[0, e] = y0_e`` is the initial assignment's cut status (a constant);
+* ``window[t, j]``: ``sum_(i < K) y[t, j + i mod n] >= 1`` for every ``j``: ``K + 1``
+  consecutive processes never share a server of capacity ``K``, so every ``K`` consecutive
+  edges hold a cut (the condition of :func:`~clusteropt.algorithms.ring.offline.gap_cut`);
+* ``d[t, e] >= |y[t, e] - y[t - 1, e]|`` (rows ``move_up`` and ``move_down``): moving one
+  process changes the cut status of its two edges only, so ``alpha / 2`` per unit of status
+  change under-counts the migration cost ``alpha Ham``;
+* ``min sum_t w_t y[t, e_t] + alpha / 2 sum d``.
+
+Every labelling sequence gives a 0/1 point of these rows with at most its cost, so the LP optimum
+is at most OPT_dyn at capacity ``K`` (and at most the DP over cut sets, which also keeps
+integrality and the ring's parity and min-move conditions).  It has ``2 T' n`` columns and
+``3 T' n`` rows: ``T' = 7,948``, ``n = 32`` is half a million columns.
+
+:func:`dynamic_cut_lp_bound` is the route for long sequences.  It solves the same LP in
+overlapping pieces of the sequence (``chunk`` compressed requests each, plus ``overlap`` on both
+sides; a piece that is not the first starts free), keeps each piece's window-row duals for its
+own requests, and evaluates the Lagrangian of the *whole* LP at those multipliers with
+:func:`clusteropt.verify.ring.cut_lagrangian_bound`.  By weak duality that value is a lower bound
+on OPT_dyn whatever the multipliers are, so neither the split nor the solver's tolerances can make
+it invalid; they can only make it lower than the LP optimum.  With one piece holding every
+request it is the LP optimum up to the solver's tolerance (tested).
+
+Choices of ours, each a parameter: ``chunk`` (default 500), ``overlap`` (50), and HiGHS's
+interior point method without crossover (``options``), which gave the duals fastest on the
+``ring-ratio`` instances.
+
+References
+----------
+Räcke, Schmid, Zabrodin, "Dynamic Balanced Graph Partitioning for Ring Demands", SPAA 2023:
+Sec. 1 (cost model, OPT_dyn), Thm 2.1; notes A5 (offline optima).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+
+import numpy as np
+import pyomo.environ as pyo
+import scipy.sparse as sp
+
+from clusteropt.algorithms.ring.offline import compress_requests
+from clusteropt.instances.ring import RingInstance
+from clusteropt.models.registry import ModelSpec, register_model
+from clusteropt.solvers.direct import highs_termination, run_highs
+from clusteropt.solvers.result import NotOptimalError, SolveResult, Termination
+from clusteropt.verify.ring import cut_lagrangian_bound
+
+__all__ = ["CHUNK", "IPM_OPTIONS", "OVERLAP", "CutLPBound", "build_ring_cut_lp", "cut_lp_arrays",
+           "dynamic_cut_lp_bound"]
+
+log = logging.getLogger(__name__)
+
+#: Default compressed requests per piece of :func:`dynamic_cut_lp_bound`.
+CHUNK = 500
+#: Default compressed requests solved on each side of a piece (their duals are dropped).
+OVERLAP = 50
+#: Default HiGHS options of :func:`dynamic_cut_lp_bound`: interior point, no crossover (only the
+#: row duals are used, and any non-negative ones give a valid bound).
+IPM_OPTIONS = {"solver": "ipm", "run_crossover": "off"}
+
+
+def _cap(instance: RingInstance, capacity) -> int:
+    n = instance.n
+    cap = instance.k if capacity is None else capacity
+    if not isinstance(cap, (int, np.integer)) or not instance.k <= cap <= n - 1:
+        raise ValueError(f"capacity = {capacity!r}; expected an integer in k..n-1 = {instance.k}..{n - 1} (with n "
+                         f"or more one server may hold every process and the LP has no window row)")
+    return int(cap)
+
+
+def _initial_cut(instance: RingInstance) -> np.ndarray:
+    init = np.asarray(instance.initial, dtype=np.int64)
+    return (init != np.roll(init, -1)).astype(float)
+
+
+def build_ring_cut_lp(instance: RingInstance, relax: bool = False, capacity: int | None = None
+                      ) -> pyo.ConcreteModel:
+    """The cut-set LP (module docstring) as a Pyomo model: a lower bound on OPT_dyn at ``capacity``.
+
+    Parameters
+    ----------
+    instance : RingInstance
+    relax : bool
+        Ignored (the model is an LP); accepted so that ``--relax`` is harmless.
+    capacity : int, optional
+        ``K``, the load bound per server (default ``k``), in ``k..n-1``.
+
+    Returns
+    -------
+    pyomo.environ.ConcreteModel
+        Variables ``y[t, e]`` and ``d[t, e]`` (``t = 1..T'``), rows ``window[t, j]``,
+        ``move_up[t, e]``, ``move_down[t, e]``, objective ``cost``; ``m.edges`` and
+        ``m.weights`` hold the compressed requests.
+
+    References
+    ----------
+    Paper 004, Sec. 1 (cost model), Thm 2.1 (OPT_dyn, bounded here from below); notes A5.
+
+    Examples
+    --------
+    >>> from clusteropt.solvers import solve
+    >>> inst = RingInstance(n=4, servers=2, requests=[1] * 5)   # OPT_dyn = 2 (swap two processes)
+    >>> m = build_ring_cut_lp(inst)
+    >>> len(m.y), len(m.window), solve(m).objective   # uncut edge 1, cut edges 0 and 2: three half-moves
+    (4, 4, 1.5)
+    """
+    n = instance.n
+    cap = _cap(instance, capacity)
+    edges, weights, _ = compress_requests(instance.requests)
+    y0 = _initial_cut(instance)
+    m = pyo.ConcreteModel(name=f"ring-dynamic-cut-lp-n{n}-l{instance.servers}")
+    m.T = pyo.RangeSet(1, len(edges), doc="compressed requests t = 1..T' (runs of one edge merged)")
+    m.E = pyo.Set(initialize=range(n), doc="ring edges e = (e, e+1 mod n); also window starts j")
+    m.K = pyo.Param(initialize=cap, doc="K: server capacity (k = n / l unless given)")
+    m.alpha = pyo.Param(initialize=float(instance.alpha), doc="alpha: cost per migrated process (Sec. 1)")
+    m.w = pyo.Param(m.T, initialize={t + 1: int(w) for t, w in enumerate(weights.tolist())},
+                    doc="w_t: requests merged into compressed request t")
+    m.y0 = pyo.Param(m.E, initialize=dict(enumerate(y0.tolist())),
+                     doc="y0_e: edge e cut by the initial assignment")
+    m.edges, m.weights, m.capacity_value = edges, weights, cap
+    m.y = pyo.Var(m.T, m.E, bounds=(0, 1), doc="y[t, e]: edge e cut while request t is served (relaxed)")
+    m.d = pyo.Var(m.T, m.E, domain=pyo.NonNegativeReals, doc="d[t, e] >= |y[t, e] - y[t-1, e]|")
+    m.window = pyo.Constraint(m.T, m.E, rule=lambda m, t, j: sum(m.y[t, (j + i) % n] for i in range(cap)) >= 1,
+                              doc="every K consecutive edges hold a cut (K + 1 processes never share a server)")
+
+    def prev(m, t, e):
+        return m.y[t - 1, e] if t > 1 else m.y0[e]
+
+    m.move_up = pyo.Constraint(m.T, m.E, rule=lambda m, t, e: m.d[t, e] >= m.y[t, e] - prev(m, t, e),
+                               doc="d[t, e] >= y[t, e] - y[t-1, e]")
+    m.move_down = pyo.Constraint(m.T, m.E, rule=lambda m, t, e: m.d[t, e] >= prev(m, t, e) - m.y[t, e],
+                                 doc="d[t, e] >= y[t-1, e] - y[t, e]")
+    m.cost = pyo.Objective(
+        expr=sum(m.w[t] * m.y[t, int(edges[t - 1])] for t in m.T) + m.alpha / 2 * sum(m.d[t, e] for t in m.T
+                                                                                    for e in m.E),
+        sense=pyo.minimize, doc="requests on cut edges plus alpha / 2 per unit of cut-status change")
+    return m
+
+
+def cut_lp_arrays(n: int, capacity: int, edges, weights, alpha: float, start
+                  ) -> tuple[np.ndarray, sp.csc_array, np.ndarray, np.ndarray]:
+    """The LP of :func:`build_ring_cut_lp` on the given compressed requests, as arrays.
+
+    Columns ``y[t, e]`` (index ``t n + e``) then ``d[t, e]``; rows ``window[t, j]`` (``t n + j``),
+    then ``move_up``, then ``move_down``, every row ``A z >= lower``.  ``start`` is ``y[0]`` (the
+    cut statuses before the first request), or ``None`` for a free start: the first request's
+    ``move`` rows get lower bound ``-inf``.
+
+    Returns ``(cost, A, lower, upper)``, ``upper`` the column upper bounds (1 for ``y``, ``inf``
+    for ``d``; every column is ``>= 0``).
+    """
+    edges = np.asarray(edges, dtype=np.int64)
+    S = edges.size
+    N = S * n
+    cost = np.zeros(2 * N)
+    cost[np.arange(S) * n + edges] = np.asarray(weights, dtype=float)
+    cost[N:] = alpha / 2.0
+    t = np.repeat(np.arange(S), n)
+    j = np.tile(np.arange(n), S)
+    win_cols = (t * n)[:, None] + (j[:, None] + np.arange(capacity)) % n
+    i = np.arange(N)
+    rows = [np.repeat(i, capacity)]
+    cols = [win_cols.ravel()]
+    vals = [np.ones(N * capacity)]
+    later = i[i >= n]
+    for block, sign in ((1, 1.0), (2, -1.0)):  # move_up: d - y_t + y_(t-1) >= 0; move_down: d + y_t - y_(t-1) >= 0
+        r = block * N + i
+        rows += [r, r, block * N + later]
+        cols += [N + i, i, later - n]
+        vals += [np.ones(N), np.full(N, -sign), np.full(later.size, sign)]
+    a = sp.csc_array((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(3 * N, 2 * N))
+    lower = np.concatenate([np.ones(N), np.zeros(2 * N)])
+    if start is None:
+        lower[N:N + n] = lower[2 * N:2 * N + n] = -np.inf
+    else:
+        y0 = np.asarray(start, dtype=float)
+        lower[N:N + n] = -y0  # d - y_1 >= -y0
+        lower[2 * N:2 * N + n] = y0  # d + y_1 >= y0
+    upper = np.r_[np.ones(N), np.full(N, np.inf)]
+    return cost, a, lower, upper
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class CutLPBound:
+    """Result of :func:`dynamic_cut_lp_bound`.
+
+    Attributes
+    ----------
+    value : float
+        The certified lower bound on OPT_dyn at ``capacity``:
+        ``cut_lagrangian_bound(instance, multipliers, capacity=capacity)``.
+    multipliers : float array (T', n)
+        Window-row multipliers (``>= 0``) per compressed request and window start; an outside
+        checker re-computes ``value`` from them and the instance.
+    piece_values : float array
+        Each piece's LP optimum as HiGHS reported it (not a bound on anything by itself).
+    capacity, chunk, overlap : int
+    options : dict
+        HiGHS options used.
+    build_seconds, solve_seconds, certify_seconds : float
+        Building the pieces' arrays and handing them to HiGHS; HiGHS's runs; the Lagrangian.
+    """
+
+    value: float
+    multipliers: np.ndarray
+    piece_values: np.ndarray
+    capacity: int
+    chunk: int
+    overlap: int
+    options: dict
+    build_seconds: float
+    solve_seconds: float
+    certify_seconds: float
+
+    @property
+    def n_steps(self) -> int:
+        """``T'``, the compressed requests."""
+        return int(self.multipliers.shape[0])
+
+
+def dynamic_cut_lp_bound(instance: RingInstance, capacity: int | None = None, *, chunk: int = CHUNK,
+                         overlap: int = OVERLAP, options: dict | None = None,
+                         time_limit: float | None = None) -> CutLPBound:
+    """A lower bound on OPT_dyn at ``capacity`` from the cut-set LP, solved in pieces and certified.
+
+    See the module docstring: the LP of :func:`build_ring_cut_lp` is solved by HiGHS on pieces of
+    ``chunk`` compressed requests (with ``overlap`` more on each side, the first piece from the
+    initial cut statuses, the others from a free start); the window-row duals of each piece's own
+    requests become the multipliers, and :func:`clusteropt.verify.ring.cut_lagrangian_bound`
+    evaluates the whole LP's Lagrangian there.
+
+    Parameters
+    ----------
+    instance : RingInstance
+    capacity : int, optional
+        Load bound per server (default ``k``), in ``k..n-1``.
+    chunk, overlap : int
+        Piece length (>= 1) and the extra requests solved on each side (>= 0).
+    options : dict, optional
+        HiGHS options (default :data:`IPM_OPTIONS`).
+    time_limit : float, optional
+        Seconds per piece.
+
+    Raises
+    ------
+    ValueError
+        A bad capacity, chunk or overlap.
+    NotOptimalError
+        A piece's LP did not solve to optimality (its duals would still certify a bound, but a
+        weaker one nobody asked for; nothing is returned).
+
+    Examples
+    --------
+    >>> from clusteropt.instances.ring import RingInstance
+    >>> inst = RingInstance(n=4, servers=2, requests=[1] * 5 + [0] * 3)
+    >>> b = dynamic_cut_lp_bound(inst, options={})   # one piece: the LP optimum; OPT_dyn = 4 (the DP)
+    >>> round(b.value, 6), b.multipliers.shape
+    (2.5, (2, 4))
+    """
+    n = instance.n
+    cap = _cap(instance, capacity)
+    if not isinstance(chunk, (int, np.integer)) or chunk < 1:
+        raise ValueError(f"chunk = {chunk!r}; expected an integer >= 1 (compressed requests per piece)")
+    if not isinstance(overlap, (int, np.integer)) or overlap < 0:
+        raise ValueError(f"overlap = {overlap!r}; expected an integer >= 0")
+    opts = dict(IPM_OPTIONS if options is None else options)
+    edges, weights, _ = compress_requests(instance.requests)
+    S = edges.size
+    lam = np.zeros((S, n))
+    values, build, solve = [], 0.0, 0.0
+    for a in range(0, S, chunk):
+        lo, hi = max(0, a - overlap), min(S, a + chunk + overlap)
+        t0 = time.perf_counter()
+        cost, mat, lower, upper = cut_lp_arrays(n, cap, edges[lo:hi], weights[lo:hi], float(instance.alpha),
+                                                _initial_cut(instance) if lo == 0 else None)
+        h, _, run_s = run_highs(cost, np.zeros(cost.size), upper, mat, lower, np.full(lower.size, np.inf),
+                                     maximize=False, options=opts, time_limit=time_limit)
+        build += time.perf_counter() - t0 - run_s
+        solve += run_s
+        term, status = highs_termination(h)
+        if term is not Termination.OPTIMAL:
+            result = SolveResult(termination=term, has_solution=False, objective=None, bound=None, gap=None,
+                                 values={}, solver="highs", backend="matrix", build_seconds=build,
+                                 solve_seconds=run_s, raw={"status": status, "route": "matrix"})
+            raise NotOptimalError(f"cut-set LP piece {a}..{min(S, a + chunk) - 1} of {S} compressed requests: "
+                                  f"HiGHS stopped with {status}; no bound returned", result)
+        values.append(float(h.getInfo().objective_function_value))
+        duals = np.asarray(h.getSolution().row_dual)[:(hi - lo) * n].reshape(hi - lo, n)
+        own = slice(a - lo, a - lo + min(chunk, S - a))
+        lam[a:a + chunk] = np.maximum(duals[own], 0.0)
+        log.debug("cut LP piece %d..%d: %.6g in %.2f s", lo, hi, values[-1], run_s)
+    t0 = time.perf_counter()
+    value = cut_lagrangian_bound(instance, lam, capacity=cap)
+    return CutLPBound(value=value, multipliers=lam, piece_values=np.asarray(values), capacity=cap,
+                      chunk=int(chunk), overlap=int(overlap), options=opts, build_seconds=build,
+                      solve_seconds=solve, certify_seconds=time.perf_counter() - t0)
+
+
+def _builder(instance: RingInstance, relax: bool = False, capacity: int | None = None):
+    return build_ring_cut_lp(instance, relax=relax, capacity=capacity)
+
+
+register_model(ModelSpec(
+    "ring-dynamic-cut-lp", "ring", _builder, "pyomo",
+    "paper 004 Sec. 1 / Thm 2.1: LP over cut sets, a lower bound on dynamic OPT at any n (ours; notes A5)"))
