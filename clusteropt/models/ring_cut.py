@@ -78,6 +78,9 @@ IPM_OPTIONS = {"solver": "ipm", "run_crossover": "off"}
 
 def _cap(instance: RingInstance, capacity) -> int:
     n = instance.n
+    if instance.servers < 2:
+        raise ValueError(f"servers = {instance.servers}: one server holds every process and nothing is ever cut; "
+                         f"the cut-set LP needs servers >= 2")
     cap = instance.k if capacity is None else capacity
     if not isinstance(cap, (int, np.integer)) or not instance.k <= cap <= n - 1:
         raise ValueError(f"capacity = {capacity!r}; expected an integer in k..n-1 = {instance.k}..{n - 1} (with n "

@@ -446,8 +446,9 @@ def cut_lagrangian_bound(instance: RingInstance, multipliers: npt.ArrayLike, *, 
     n, alpha = int(instance.n), float(instance.alpha)
     cap = instance.k if capacity is None else capacity
     if not isinstance(cap, (int, np.integer)) or not 1 <= cap <= n - 1:
-        raise ValueError(f"capacity = {capacity!r}; expected an integer in 1..n-1 = 1..{n - 1} (with n or more "
-                         f"one server may hold every process and no window row exists)")
+        given = "" if capacity is not None else " (k)"
+        raise ValueError(f"capacity = {cap!r}{given}; expected an integer in 1..n-1 = 1..{n - 1} (with n or "
+                         f"more one server may hold every process and no window row exists)")
     req = np.asarray(instance.requests, dtype=np.int64).ravel()
     first = np.flatnonzero(np.r_[True, req[1:] != req[:-1]]) if req.size else np.zeros(0, dtype=np.int64)
     edges, weights = req[first], np.diff(np.r_[first, req.size]).astype(float)

@@ -124,6 +124,14 @@ def test_bad_input_is_named():
         dynamic_cut_lp_bound(inst, overlap=-1)
 
 
+def test_one_server_is_refused():
+    inst = RingInstance(n=4, servers=1, requests=[1, 2])
+    with pytest.raises(ValueError, match="servers = 1: one server holds every process"):
+        dynamic_cut_lp_bound(inst)
+    with pytest.raises(ValueError, match=r"capacity = 4 \(k\); expected an integer in 1\.\.n-1"):
+        cut_lagrangian_bound(inst, np.zeros((2, 4)))
+
+
 def test_a_piece_that_does_not_solve_raises():
     inst = random_ring(8, 4, 200, "uniform", seed=1)
     with pytest.raises(NotOptimalError, match=r"cut-set LP piece 0\.\.") as info:
