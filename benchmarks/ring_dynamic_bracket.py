@@ -21,8 +21,10 @@ on):
 
 So ``lb <= OPT_dyn <= ub``, and each policy's ALG / OPT_dyn lies in ``[ALG / ub, ALG / lb]``; the
 policies' costs are read from the recorded ``results.csv`` (not re-run).  Where the DP gives OPT_dyn
-(``ring-ratio-exact``), ``arc / OPT_dyn`` shows how close the upper bound comes.  The DP time of
-each bound is recorded (there is no model to build: the labellings are listed in the same call).
+(``ring-ratio-exact``), ``arc / OPT_dyn`` shows how close the upper bound comes.  The time of
+each bound is recorded (the DPs list their states in the same call; the LP's time is its pieces'
+build and hand-off, HiGHS's runs and the certificate together, HiGHS's alone in the JSON as
+``lp_solve_seconds``).
 
 Run ``python -m benchmarks.ring_dynamic_bracket`` (writes ``benchmarks/results/``) or ``--quick``
 (n <= 16 only, the cut-set DP to n = 12, the LP to n = 6, print only).
@@ -111,7 +113,7 @@ def _fmt(x: float) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = parser(NAME, __doc__, "n <= 16 only, the cut-set DP to n = 12, print only")
+    ap = parser(NAME, __doc__, "n <= 16 only, the cut-set DP to n = 12, the LP to n = 6, print only")
     ap.add_argument("--cut-max-n", type=int, default=None,
                     help="run the cut-set DP up to this n (default 16; --quick 12; 0: never)")
     ap.add_argument("--lp-max-n", type=int, default=None,
