@@ -12,7 +12,7 @@ on):
 - ``lp``: the cut-set LP's certified bound (``clusteropt.models.ring_cut.dynamic_cut_lp_bound``: the
   LP solved by HiGHS in pieces of 500 compressed requests, its window-row duals evaluated as a
   Lagrangian of the whole LP by ``clusteropt.verify.ring.cut_lagrangian_bound``), a lower bound at
-  any n, for ``n <= --lp-max-n`` (default 32; about two minutes an instance at n = 32);
+  any n, for ``n <= --lp-max-n`` (default 32; its time per instance is the column ``LP s``);
 - ``lb = max(window, cut, lp)``;
 - ``arc``: the moving-arcs upper bound (``dynamic_arc_bound``: the best offline solution that
   keeps every server on one arc of k processes and may rotate or relabel the arcs before any

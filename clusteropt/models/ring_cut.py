@@ -24,7 +24,7 @@ run-length compressed requests ``(e_t, w_t)``, ``t = 1..T'``:
 Every labelling sequence gives a 0/1 point of these rows with at most its cost, so the LP optimum
 is at most OPT_dyn at capacity ``K`` (and at most the DP over cut sets, which also keeps
 integrality and the ring's parity and min-move conditions).  It has ``2 T' n`` columns and
-``3 T' n`` rows: ``T' = 7,948``, ``n = 32`` is half a million columns.
+``3 T' n`` rows: about half a million columns at ``n = 32`` and 8,000 compressed requests.
 
 :func:`dynamic_cut_lp_bound` is the route for long sequences.  It solves the same LP in
 overlapping pieces of the sequence (``chunk`` compressed requests each, plus ``overlap`` on both
@@ -36,8 +36,9 @@ it invalid; they can only make it lower than the LP optimum.  With one piece hol
 request it is the LP optimum up to the solver's tolerance (tested).
 
 Choices of ours, each a parameter: ``chunk`` (default 500), ``overlap`` (50), and HiGHS's
-interior point method without crossover (``options``), which gave the duals fastest on the
-``ring-ratio`` instances.
+interior point method without crossover (``options``: only the duals are used, and any
+non-negative ones certify a bound, so no basis is needed).  The time per instance is recorded by
+``python -m benchmarks.ring_dynamic_bracket`` (column ``LP s``).
 
 References
 ----------
@@ -294,7 +295,7 @@ def dynamic_cut_lp_bound(instance: RingInstance, capacity: int | None = None, *,
         cost, mat, lower, upper = cut_lp_arrays(n, cap, edges[lo:hi], weights[lo:hi], float(instance.alpha),
                                                 _initial_cut(instance) if lo == 0 else None)
         h, _, run_s = run_highs(cost, np.zeros(cost.size), upper, mat, lower, np.full(lower.size, np.inf),
-                                     maximize=False, options=opts, time_limit=time_limit)
+                                maximize=False, options=opts, time_limit=time_limit)
         build += time.perf_counter() - t0 - run_s
         solve += run_s
         term, status = highs_termination(h)
