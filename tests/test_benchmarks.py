@@ -204,6 +204,7 @@ def test_session_benchmarks_quick(tmp_path):
         coflow_lp_routes,
         colgen_master,
         realtime_ilp,
+        ring_cut_lp,
         ring_dynamic_bracket,
         ring_phases,
     )
@@ -221,6 +222,9 @@ def test_session_benchmarks_quick(tmp_path):
     assert ring_dynamic_bracket.main(["--quick", "--out", str(tmp_path)]) == 0
     bracket = json.loads((tmp_path / "ring_dynamic_bracket.json").read_text())
     assert all(b["lb"] <= b["ub"] + 1e-9 for b in bracket["instances"])
+    assert ring_cut_lp.main(["--quick", "--out", str(tmp_path)]) == 0
+    cut_lp = json.loads((tmp_path / "ring_cut_lp.json").read_text())["instances"]
+    assert len(cut_lp) == 1 and cut_lp[0]["lp0"] <= cut_lp[0]["lp"] + 1e-6 <= cut_lp[0]["opt_dynamic"] + 2e-6
     assert all(b["lb"] == max(b["window"], b["cut"] if b["n"] <= 12 else 0.0, b["lp"] if b["n"] <= 6 else 0.0)
                for b in bracket["instances"])
     assert all((b["lp"] is None) == (b["n"] > 6) for b in bracket["instances"])

@@ -19,25 +19,36 @@ run-length compressed requests ``(e_t, w_t)``, ``t = 1..T'``:
 * ``d[t, e] >= |y[t, e] - y[t - 1, e]|`` (rows ``move_up`` and ``move_down``): moving one
   process changes the cut status of its two edges only, so ``alpha / 2`` per unit of status
   change under-counts the migration cost ``alpha Ham``;
-* ``min sum_t w_t y[t, e_t] + alpha / 2 sum d``.
+* with ``min_move`` (the default), the moves between two requests cost ``c[t]`` with
+  ``move_sum[t]``: ``c[t] >= alpha / 2 sum_e d[t, e]``, ``move_min[t]``: ``c[t] >= m z[t]`` and
+  ``move_any[t, e]``: ``z[t] >= d[t, e]``: a change of labelling moves at least ``m`` (``2 alpha``
+  when every server is full, since a process can only arrive where one leaves; else ``alpha``,
+  the ``min_move`` of :func:`~clusteropt.algorithms.ring.offline.dynamic_window_bound`), and
+  ``z[t] = 1`` at a 0/1 point whose cut set changes.  Without it, ``c[t] = alpha / 2 sum_e d[t, e]``;
+* ``min sum_t w_t y[t, e_t] + sum_t c[t]``.
 
 Every labelling sequence gives a 0/1 point of these rows with at most its cost, so the LP optimum
 is at most OPT_dyn at capacity ``K`` (and at most the DP over cut sets, which also keeps
-integrality and the ring's parity and min-move conditions).  It has ``2 T' n`` columns and
-``3 T' n`` rows: about half a million columns at ``n = 32`` and 8,000 compressed requests.
+integrality and the ring's parity; its change cost is the same ``max(alpha / 2 |C xor C'|, m)``).
+It has ``2 T' n`` columns and ``3 T' n`` rows, plus ``2 T'`` columns and ``T' (n + 2)`` rows with
+``min_move``: about half a million columns at ``n = 32`` and 8,000 compressed requests.  What the
+min-move rows add to the bound, and to HiGHS's time, is recorded by
+``python -m benchmarks.ring_cut_lp`` (columns ``lp0`` without them, ``lp`` with them).
 
 :func:`dynamic_cut_lp_bound` is the route for long sequences.  It solves the same LP in
 overlapping pieces of the sequence (``chunk`` compressed requests each, plus ``overlap`` on both
 sides; a piece that is not the first starts free), keeps each piece's window-row duals for its
-own requests, and evaluates the Lagrangian of the *whole* LP at those multipliers with
-:func:`clusteropt.verify.ring.cut_lagrangian_bound`.  By weak duality that value is a lower bound
-on OPT_dyn whatever the multipliers are, so neither the split nor the solver's tolerances can make
-it invalid; they can only make it lower than the LP optimum.  With one piece holding every
-request it is the LP optimum up to the solver's tolerance (tested).
+own requests (and, with ``min_move``, each step's switching weights ``alpha / 2 mu_t + nu[t, e]``
+from the duals of ``move_sum`` and ``move_any``), and evaluates the Lagrangian of the *whole* LP at
+those multipliers with :func:`clusteropt.verify.ring.cut_lagrangian_bound`.  By weak duality that
+value is a lower bound on OPT_dyn whatever the multipliers are, so neither the split nor the
+solver's tolerances can make it invalid; they can only make it lower than the LP optimum.  With
+one piece holding every request it is the LP optimum up to the solver's tolerance (tested).
 
-Choices of ours, each a parameter: ``chunk`` (default 500), ``overlap`` (50), and HiGHS's
-interior point method without crossover (``options``: only the duals are used, and any
-non-negative ones certify a bound, so no basis is needed).  The time per instance is recorded by
+Choices of ours, each a parameter: ``min_move`` (default on), ``chunk`` (default 500), ``overlap``
+(50), and HiGHS's interior point method without crossover (``options``: only the duals are used,
+and any non-negative ones certify a bound, so no basis is needed).  The time per instance is
+recorded by ``python -m benchmarks.ring_cut_lp`` (both forms) and
 ``python -m benchmarks.ring_dynamic_bracket`` (column ``LP s``).
 
 References
@@ -56,7 +67,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyomo.environ as pyo
 
-from clusteropt.algorithms.ring.offline import compress_requests
+from clusteropt.algorithms.ring.offline import _min_move, compress_requests
 from clusteropt.instances.ring import RingInstance
 from clusteropt.models.registry import ModelSpec, register_model
 from clusteropt.verify.ring import cut_lagrangian_bound
@@ -95,8 +106,8 @@ def _initial_cut(instance: RingInstance) -> np.ndarray:
     return (init != np.roll(init, -1)).astype(float)
 
 
-def build_ring_cut_lp(instance: RingInstance, relax: bool = False, capacity: int | None = None
-                      ) -> pyo.ConcreteModel:
+def build_ring_cut_lp(instance: RingInstance, relax: bool = False, capacity: int | None = None,
+                      min_move: bool = True) -> pyo.ConcreteModel:
     """The cut-set LP (module docstring) as a Pyomo model: a lower bound on OPT_dyn at ``capacity``.
 
     Parameters
@@ -106,13 +117,17 @@ def build_ring_cut_lp(instance: RingInstance, relax: bool = False, capacity: int
         Ignored (the model is an LP); accepted so that ``--relax`` is harmless.
     capacity : int, optional
         ``K``, the load bound per server (default ``k``), in ``k..n-1``.
+    min_move : bool
+        Add the rows ``move_sum``, ``move_min``, ``move_any`` (module docstring; default).  False
+        is the LP without them, ``alpha / 2`` per unit of status change.
 
     Returns
     -------
     pyomo.environ.ConcreteModel
-        Variables ``y[t, e]`` and ``d[t, e]`` (``t = 1..T'``), rows ``window[t, j]``,
-        ``move_up[t, e]``, ``move_down[t, e]``, objective ``cost``; ``m.edges`` and
-        ``m.weights`` hold the compressed requests.
+        Variables ``y[t, e]``, ``d[t, e]`` and ``c[t]`` (``t = 1..T'``; ``z[t]`` with
+        ``min_move``), rows ``window[t, j]``, ``move_up[t, e]``, ``move_down[t, e]`` (and the
+        min-move rows), objective ``cost``; ``m.edges`` and ``m.weights`` hold the compressed
+        requests, ``m.min_move_value`` the ``m`` used (0 without the rows).
 
     References
     ----------
@@ -122,9 +137,11 @@ def build_ring_cut_lp(instance: RingInstance, relax: bool = False, capacity: int
     --------
     >>> from clusteropt.solvers import solve
     >>> inst = RingInstance(n=4, servers=2, requests=[1] * 5)   # OPT_dyn = 2 (swap two processes)
-    >>> m = build_ring_cut_lp(inst)
-    >>> len(m.y), len(m.window), solve(m).objective   # uncut edge 1, cut edges 0 and 2: three half-moves
+    >>> m0 = build_ring_cut_lp(inst, min_move=False)
+    >>> len(m0.y), len(m0.window), solve(m0).objective   # uncut edge 1, cut edges 0 and 2: three half-moves
     (4, 4, 1.5)
+    >>> solve(build_ring_cut_lp(inst)).objective   # a change of labelling moves two processes
+    2.0
     """
     n = instance.n
     cap = _cap(instance, capacity)
@@ -142,6 +159,7 @@ def build_ring_cut_lp(instance: RingInstance, relax: bool = False, capacity: int
     m.edges, m.weights, m.capacity_value = edges, weights, cap
     m.y = pyo.Var(m.T, m.E, bounds=(0, 1), doc="y[t, e]: edge e cut while request t is served (relaxed)")
     m.d = pyo.Var(m.T, m.E, domain=pyo.NonNegativeReals, doc="d[t, e] >= |y[t, e] - y[t-1, e]|")
+    m.c = pyo.Var(m.T, domain=pyo.NonNegativeReals, doc="c[t]: the moves' cost before request t")
     m.window = pyo.Constraint(m.T, m.E, rule=lambda m, t, j: sum(m.y[t, (j + i) % n] for i in range(cap)) >= 1,
                               doc="every K consecutive edges hold a cut (K + 1 processes never share a server)")
 
@@ -152,24 +170,32 @@ def build_ring_cut_lp(instance: RingInstance, relax: bool = False, capacity: int
                                doc="d[t, e] >= y[t, e] - y[t-1, e]")
     m.move_down = pyo.Constraint(m.T, m.E, rule=lambda m, t, e: m.d[t, e] >= prev(m, t, e) - m.y[t, e],
                                  doc="d[t, e] >= y[t-1, e] - y[t, e]")
-    m.cost = pyo.Objective(
-        expr=sum(m.w[t] * m.y[t, int(edges[t - 1])] for t in m.T) + m.alpha / 2 * sum(m.d[t, e] for t in m.T
-                                                                                    for e in m.E),
-        sense=pyo.minimize, doc="requests on cut edges plus alpha / 2 per unit of cut-status change")
+    m.move_sum = pyo.Constraint(m.T, rule=lambda m, t: m.c[t] >= m.alpha / 2 * sum(m.d[t, e] for e in m.E),
+                                doc="c[t] >= alpha / 2 sum_e d[t, e] (one moved process changes two edges)")
+    m.min_move_value = _min_move(n, instance.servers, cap, float(instance.alpha)) if min_move else 0.0
+    if min_move:
+        m.m = pyo.Param(initialize=m.min_move_value, doc="m: the least cost of changing the labelling at all")
+        m.z = pyo.Var(m.T, domain=pyo.NonNegativeReals, doc="z[t] >= d[t, e]: the cut set changes before t")
+        m.move_min = pyo.Constraint(m.T, rule=lambda m, t: m.c[t] >= m.m * m.z[t], doc="c[t] >= m z[t]")
+        m.move_any = pyo.Constraint(m.T, m.E, rule=lambda m, t, e: m.z[t] >= m.d[t, e], doc="z[t] >= d[t, e]")
+    m.cost = pyo.Objective(expr=sum(m.w[t] * m.y[t, int(edges[t - 1])] for t in m.T) + sum(m.c[t] for t in m.T),
+                           sense=pyo.minimize, doc="requests on cut edges plus the moves' cost")
     return m
 
 
-def cut_lp_arrays(n: int, capacity: int, edges, weights, alpha: float, start
+def cut_lp_arrays(n: int, capacity: int, edges, weights, alpha: float, start, min_move: float = 0.0
                   ) -> tuple[np.ndarray, sp.csc_array, np.ndarray, np.ndarray]:
     """The LP of :func:`build_ring_cut_lp` on the given compressed requests, as arrays.
 
     Columns ``y[t, e]`` (index ``t n + e``) then ``d[t, e]``; rows ``window[t, j]`` (``t n + j``),
     then ``move_up``, then ``move_down``, every row ``A z >= lower``.  ``start`` is ``y[0]`` (the
     cut statuses before the first request), or ``None`` for a free start: the first request's
-    ``move`` rows get lower bound ``-inf``.
+    ``move`` rows get lower bound ``-inf``.  With ``min_move = m > 0`` the columns ``c[t]`` and
+    ``z[t]`` follow and the rows ``move_sum[t]``, ``move_min[t]``, ``move_any[t, e]``; ``d``
+    costs nothing and ``c`` one.  Without it ``d`` costs ``alpha / 2`` (``c`` eliminated).
 
     Returns ``(cost, A, lower, upper)``, ``upper`` the column upper bounds (1 for ``y``, ``inf``
-    for ``d``; every column is ``>= 0``).
+    for the others; every column is ``>= 0``).
     """
     import scipy.sparse as sp  # here, not at the top: the CLI's listings import this module (tests/test_cli.py)
 
@@ -201,7 +227,19 @@ def cut_lp_arrays(n: int, capacity: int, edges, weights, alpha: float, start
         lower[N:N + n] = -y0  # d - y_1 >= -y0
         lower[2 * N:2 * N + n] = y0  # d + y_1 >= y0
     upper = np.r_[np.ones(N), np.full(N, np.inf)]
-    return cost, a, lower, upper
+    if min_move <= 0:
+        return cost, a, lower, upper
+    cost[N:] = 0.0
+    c_col, z_col, step = 2 * N + np.arange(S), 2 * N + S + np.arange(S), np.arange(S)
+    rows = [step, t, S + step, S + step, 2 * S + i, 2 * S + i]
+    cols = [c_col, N + i, c_col, z_col, z_col[t], N + i]
+    vals = [np.ones(S), np.full(N, -alpha / 2.0), np.ones(S), np.full(S, -float(min_move)),
+            np.ones(N), -np.ones(N)]
+    b = sp.csc_array((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                     shape=(2 * S + N, 2 * N + 2 * S))
+    a = sp.vstack([sp.hstack([a, sp.csc_array((3 * N, 2 * S))]), b], format="csc")
+    return (np.r_[cost, np.ones(S), np.zeros(S)], a, np.r_[lower, np.zeros(2 * S + N)],
+            np.r_[upper, np.full(2 * S, np.inf)])
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -212,13 +250,18 @@ class CutLPBound:
     ----------
     value : float
         The certified lower bound on OPT_dyn at ``capacity``:
-        ``cut_lagrangian_bound(instance, multipliers, capacity=capacity)``.
+        ``cut_lagrangian_bound(instance, multipliers, capacity=capacity, switching=switching)``.
     multipliers : float array (T', n)
         Window-row multipliers (``>= 0``) per compressed request and window start; an outside
-        checker re-computes ``value`` from them and the instance.
+        checker re-computes ``value`` from them, ``switching`` and the instance.
+    switching : float array (T', n) or None
+        With ``min_move``: each step's switching weights (``cut_lagrangian_bound(...,
+        switching=)``); None: ``alpha / 2``.
     piece_values : float array
         Each piece's LP optimum as HiGHS reported it (not a bound on anything by itself).
     capacity, chunk, overlap : int
+    min_move : float
+        The ``m`` of the min-move rows (0: without them).
     options : dict
         HiGHS options used.
     build_seconds, solve_seconds, certify_seconds : float
@@ -227,10 +270,12 @@ class CutLPBound:
 
     value: float
     multipliers: np.ndarray
+    switching: np.ndarray | None
     piece_values: np.ndarray
     capacity: int
     chunk: int
     overlap: int
+    min_move: float
     options: dict
     build_seconds: float
     solve_seconds: float
@@ -243,7 +288,7 @@ class CutLPBound:
 
 
 def dynamic_cut_lp_bound(instance: RingInstance, capacity: int | None = None, *, chunk: int = CHUNK,
-                         overlap: int = OVERLAP, options: dict | None = None,
+                         overlap: int = OVERLAP, min_move: bool = True, options: dict | None = None,
                          time_limit: float | None = None) -> CutLPBound:
     """A lower bound on OPT_dyn at ``capacity`` from the cut-set LP, solved in pieces and certified.
 
@@ -260,6 +305,8 @@ def dynamic_cut_lp_bound(instance: RingInstance, capacity: int | None = None, *,
         Load bound per server (default ``k``), in ``k..n-1``.
     chunk, overlap : int
         Piece length (>= 1) and the extra requests solved on each side (>= 0).
+    min_move : bool
+        With the min-move rows (default; see :func:`build_ring_cut_lp`).
     options : dict, optional
         HiGHS options (default :data:`IPM_OPTIONS`).
     time_limit : float, optional
@@ -277,9 +324,11 @@ def dynamic_cut_lp_bound(instance: RingInstance, capacity: int | None = None, *,
     --------
     >>> from clusteropt.instances.ring import RingInstance
     >>> inst = RingInstance(n=4, servers=2, requests=[1] * 5 + [0] * 3)
-    >>> b = dynamic_cut_lp_bound(inst, options={})   # one piece: the LP optimum; OPT_dyn = 4 (the DP)
-    >>> round(b.value, 6), b.multipliers.shape
-    (2.5, (2, 4))
+    >>> b = dynamic_cut_lp_bound(inst, options={})   # one piece: the LP optimum, here OPT_dyn = 4 (the DP)
+    >>> round(b.value, 6), b.multipliers.shape, b.switching.shape
+    (4.0, (2, 4), (2, 4))
+    >>> round(dynamic_cut_lp_bound(inst, min_move=False, options={}).value, 6)
+    2.5
     """
     # here, not at the top: the package imports this module to register the model, and the CLI's
     # listings must not pay for the solver layer (tests/test_cli.py)
@@ -295,13 +344,16 @@ def dynamic_cut_lp_bound(instance: RingInstance, capacity: int | None = None, *,
     opts = dict(IPM_OPTIONS if options is None else options)
     edges, weights, _ = compress_requests(instance.requests)
     S = edges.size
+    alpha = float(instance.alpha)
+    mm = _min_move(n, instance.servers, cap, alpha) if min_move else 0.0
     lam = np.zeros((S, n))
+    sw = np.full((S, n), alpha / 2.0) if mm > 0 else None
     values, build, solve = [], 0.0, 0.0
     for a in range(0, S, chunk):
         lo, hi = max(0, a - overlap), min(S, a + chunk + overlap)
         t0 = time.perf_counter()
-        cost, mat, lower, upper = cut_lp_arrays(n, cap, edges[lo:hi], weights[lo:hi], float(instance.alpha),
-                                                _initial_cut(instance) if lo == 0 else None)
+        cost, mat, lower, upper = cut_lp_arrays(n, cap, edges[lo:hi], weights[lo:hi], alpha,
+                                                _initial_cut(instance) if lo == 0 else None, mm)
         h, _, run_s = run_highs(cost, np.zeros(cost.size), upper, mat, lower, np.full(lower.size, np.inf),
                                 maximize=False, options=opts, time_limit=time_limit)
         build += time.perf_counter() - t0 - run_s
@@ -314,14 +366,19 @@ def dynamic_cut_lp_bound(instance: RingInstance, capacity: int | None = None, *,
             raise NotOptimalError(f"cut-set LP piece {a}..{min(S, a + chunk) - 1} of {S} compressed requests: "
                                   f"HiGHS stopped with {status}; no bound returned", result)
         values.append(float(h.getInfo().objective_function_value))
-        duals = np.asarray(h.getSolution().row_dual)[:(hi - lo) * n].reshape(hi - lo, n)
+        row_dual = np.asarray(h.getSolution().row_dual)
+        P = (hi - lo) * n
         own = slice(a - lo, a - lo + min(chunk, S - a))
-        lam[a:a + chunk] = np.maximum(duals[own], 0.0)
+        lam[a:a + chunk] = np.maximum(row_dual[:P].reshape(hi - lo, n)[own], 0.0)
+        if sw is not None:  # d[t, e]'s dual row: move_up + move_down <= alpha / 2 mu_t + nu[t, e]
+            mu = np.maximum(row_dual[3 * P:3 * P + hi - lo], 0.0)
+            nu = np.maximum(row_dual[3 * P + 2 * (hi - lo):].reshape(hi - lo, n), 0.0)
+            sw[a:a + chunk] = (alpha / 2.0 * mu[:, None] + nu)[own]
         log.debug("cut LP piece %d..%d: %.6g in %.2f s", lo, hi, values[-1], run_s)
     t0 = time.perf_counter()
-    value = cut_lagrangian_bound(instance, lam, capacity=cap)
-    return CutLPBound(value=value, multipliers=lam, piece_values=np.asarray(values), capacity=cap,
-                      chunk=int(chunk), overlap=int(overlap), options=opts, build_seconds=build,
+    value = cut_lagrangian_bound(instance, lam, capacity=cap, switching=sw)
+    return CutLPBound(value=value, multipliers=lam, switching=sw, piece_values=np.asarray(values), capacity=cap,
+                      chunk=int(chunk), overlap=int(overlap), min_move=mm, options=opts, build_seconds=build,
                       solve_seconds=solve, certify_seconds=time.perf_counter() - t0)
 
 

@@ -396,8 +396,8 @@ def _fmt(x: float) -> str:
     return str(int(x)) if math.isfinite(x) and x == round(x) and abs(x) < 2**53 else f"{x:.6g}"
 
 
-def cut_lagrangian_bound(instance: RingInstance, multipliers: npt.ArrayLike, *, capacity: int | None = None
-                         ) -> float:
+def cut_lagrangian_bound(instance: RingInstance, multipliers: npt.ArrayLike, *, capacity: int | None = None,
+                         switching: npt.ArrayLike | None = None) -> float:
     """A lower bound on OPT_dyn certified by multipliers of the cut-set LP's window rows (weak duality).
 
     The cut-set LP (:mod:`clusteropt.models.ring_cut`, ours, not the paper's) relaxes OPT_dyn: on
@@ -420,6 +420,18 @@ def cut_lagrangian_bound(instance: RingInstance, multipliers: npt.ArrayLike, *, 
     minimum is a two-state shortest path over the compressed requests, computed here for all edges
     at once; nothing from the code that found the multipliers is used.
 
+    With ``switching`` (the certificate of the LP with the min-move rows), a change of edge ``e``'s
+    status before request ``s`` costs ``switching[s, e]`` instead of ``alpha / 2``.  Any
+    non-negative weights are accepted, each step's row scaled down first so that it charges no set
+    of status changes more than the move it takes: the labellings change between two requests
+    with ``D`` edges changing status costs at least ``f(D) = max(alpha |D| / 2, m [D non-empty])``,
+    ``m`` the smallest move (``2 alpha`` when ``servers * capacity <= n``, every server full, so a
+    process can only arrive where one leaves; else ``alpha``).  ``w . d <= f(d)`` for every
+    ``d >= 0`` exactly when ``rho = max {w . d : alpha / 2 sum d <= 1, m d <= 1, d >= 0} <= 1`` (a
+    fractional knapsack: the largest ``2 m / alpha`` weights over ``m``), so a row with ``rho > 1`` is
+    divided by ``rho``; then the sum of the step's switching charges never exceeds its move cost,
+    and ``L <= OPT_dyn`` again.  ``switching = alpha / 2`` everywhere (``rho = 1``) is the default.
+
     Parameters
     ----------
     instance : RingInstance
@@ -427,12 +439,16 @@ def cut_lagrangian_bound(instance: RingInstance, multipliers: npt.ArrayLike, *, 
         Finite and ``>= 0``; ``T'`` the number of compressed requests.
     capacity : int, optional
         Load bound per server (default ``k``), between 1 and ``n - 1``.
+    switching : array-like, shape (T', n), optional
+        Finite and ``>= 0``: what a status change of edge ``e`` before request ``s`` is charged
+        (scaled down per step as above; default ``alpha / 2``).
 
     Raises
     ------
     ValueError
-        Wrong shape, a negative or non-finite multiplier (its indices named), or a capacity
-        outside ``1..n-1`` (with ``n`` or more, one server may hold every process: no window row).
+        Wrong shape, a negative or non-finite multiplier or switching weight (its indices named),
+        or a capacity outside ``1..n-1`` (with ``n`` or more, one server may hold every process: no
+        window row).
 
     Examples
     --------
@@ -442,6 +458,10 @@ def cut_lagrangian_bound(instance: RingInstance, multipliers: npt.ArrayLike, *, 
     0.5
     >>> cut_lagrangian_bound(inst, [[0, 1, 0, 0]])    # window {1, 2} must keep a cut: OPT_dyn = 2 >= 1
     1.0
+    >>> cut_lagrangian_bound(inst, np.zeros((1, 4)), switching=[[9, 9, 9, 9]])  # scaled to m / 4 = 1/2 each
+    0.5
+    >>> cut_lagrangian_bound(inst, [[0, 5, 0, 0]], switching=[[0, 0, 2, 0]])  # cutting edge 2 is charged m = 2
+    2.0
     """
     n, alpha = int(instance.n), float(instance.alpha)
     cap = instance.k if capacity is None else capacity
@@ -465,11 +485,38 @@ def cut_lagrangian_bound(instance: RingInstance, multipliers: npt.ArrayLike, *, 
     mu = cover[:, cap - 1:] - np.concatenate([np.zeros((lam.shape[0], 1)), cover[:, :n]], axis=1)[:, :n]
     c = -mu
     c[np.arange(edges.size), edges] += weights
-    half = alpha / 2.0
+    if switching is None:
+        sw = np.full(lam.shape, alpha / 2.0)
+    else:
+        sw = np.asarray(switching, dtype=float)
+        if sw.shape != lam.shape:
+            raise ValueError(f"switching has shape {sw.shape}; expected (T', n) = {lam.shape}, like multipliers")
+        bad = np.argwhere(~np.isfinite(sw) | (sw < 0))
+        if bad.size:
+            s, e = bad[0].tolist()
+            raise ValueError(f"switching[{s}, {e}] = {float(sw[s, e])!r}; expected a finite number >= 0 "
+                             f"({bad.shape[0]} such entries)")
+        m = 2 * alpha if instance.servers * cap <= n else alpha
+        sw = sw / np.maximum(1.0, _switching_excess(sw, alpha, m))[:, None]
     init = np.asarray(instance.initial, dtype=np.int64)
     cut0 = init != np.roll(init, -1)
     v0 = np.where(cut0, np.inf, 0.0)  # cheapest cost so far ending uncut / cut, per edge
     v1 = np.where(cut0, 0.0, np.inf)
-    for row in c:
-        v0, v1 = np.minimum(v0, v1 + half), np.minimum(v1, v0 + half) + row
+    for row, h in zip(c, sw, strict=True):
+        v0, v1 = np.minimum(v0, v1 + h), np.minimum(v1, v0 + h) + row
     return float(lam.sum() + np.minimum(v0, v1).sum())
+
+
+def _switching_excess(sw: np.ndarray, alpha: float, m: float) -> np.ndarray:
+    """Per row, ``rho = max {w . d : alpha / 2 sum d <= 1, 0 <= d <= 1 / m}`` (fractional knapsack;
+    ``inf`` where a positive weight meets ``alpha = 0``, nothing then being paid for a move).
+    """
+    if alpha <= 0:
+        return np.where(sw.max(axis=1, initial=0.0) > 0, np.inf, 0.0)
+    top = -np.sort(-sw, axis=1)  # descending
+    budget = 2.0 / alpha  # sum d <= budget, each d <= 1 / m
+    q = min(int(np.floor(budget * m + 1e-12)), sw.shape[1])
+    rho = top[:, :q].sum(axis=1) / m
+    if q < sw.shape[1]:
+        rho += (budget - q / m) * top[:, q]
+    return rho
