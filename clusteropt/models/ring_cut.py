@@ -28,8 +28,11 @@ run-length compressed requests ``(e_t, w_t)``, ``t = 1..T'``:
 * ``min sum_t w_t y[t, e_t] + sum_t c[t]``.
 
 Every labelling sequence gives a 0/1 point of these rows with at most its cost, so the LP optimum
-is at most OPT_dyn at capacity ``K`` (and at most the DP over cut sets, which also keeps
-integrality and the ring's parity; its change cost is the same ``max(alpha / 2 |C xor C'|, m)``).
+is at most OPT_dyn at capacity ``K``.  Without the min-move rows it is also at most the DP over
+cut sets (:func:`~clusteropt.algorithms.ring.offline.dynamic_cut_bound`, which keeps integrality
+and the ring's parity and charges at least ``alpha / 2`` per status change); with them its 0/1
+points pay ``max(alpha / 2 |C xor C'|, m)`` per change of cut set, which that DP relaxes, so the
+two are not ordered by construction (the 0/1 relations are tested).
 It has ``2 T' n`` columns and ``3 T' n`` rows, plus ``2 T'`` columns and ``T' (n + 2)`` rows with
 ``min_move``: about half a million columns at ``n = 32`` and 8,000 compressed requests.  What the
 min-move rows add to the bound, and to HiGHS's time, is recorded by

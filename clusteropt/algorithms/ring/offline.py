@@ -44,7 +44,7 @@ A lower bound on OPT_dyn at any size (ours; the paper has none)
     instead of ``l^n``, so it reaches ``n = 16`` on 4 servers, where the DP over labellings cannot.
     An LP over the same cut sets (fractional cut statuses, the same two move charges), certified
     through its Lagrangian, runs at any ``n`` (:func:`clusteropt.models.ring_cut.dynamic_cut_lp_bound`;
-    neither it nor this DP is always the larger).  All are lower bounds: take the largest.
+    it and this DP are not ordered by construction).  All are lower bounds: take the largest.
 
 An upper bound on OPT_dyn at any size (ours)
     :func:`dynamic_opt_restricted` runs the same DP over a given set of labellings (plus the
