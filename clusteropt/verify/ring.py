@@ -423,9 +423,9 @@ def cut_lagrangian_bound(instance: RingInstance, multipliers: npt.ArrayLike, *, 
     With ``switching`` (the certificate of the LP with the min-move rows), a change of edge ``e``'s
     status before request ``s`` costs ``switching[s, e]`` instead of ``alpha / 2``.  Any
     non-negative weights are accepted, each step's row scaled down first so that it charges no set
-    of status changes more than the move it takes: the labellings change between two requests
-    with ``D`` edges changing status costs at least ``f(D) = max(alpha |D| / 2, m [D non-empty])``,
-    ``m`` the smallest move (``2 alpha`` when ``servers * capacity <= n``, every server full, so a
+    of status changes more than the move it takes: a change of labelling between two requests in
+    which the edges of ``D`` change status costs at least ``f(D) = max(alpha |D| / 2, m [D
+    non-empty])``, ``m`` the smallest move (``2 alpha`` when ``servers * capacity <= n``, every server full, so a
     process can only arrive where one leaves; else ``alpha``).  ``w . d <= f(d)`` for every
     ``d >= 0`` exactly when ``rho = max {w . d : alpha / 2 sum d <= 1, m d <= 1, d >= 0} <= 1`` (a
     fractional knapsack: the largest ``2 m / alpha`` weights over ``m``), so a row with ``rho > 1`` is
