@@ -10,11 +10,13 @@ on):
   (default 16: ``2^n`` states); beyond it, with ``--cut-block B``, its relaxation separated into
   arcs of ``B`` edges (``dynamic_cut_bound(..., block=B)``: weaker, ``2^B`` states per arc);
 - ``lp``: the cut-set LP's certified bound (``clusteropt.models.ring_cut.dynamic_cut_lp_bound``: the
-  LP solved by HiGHS in pieces of 500 compressed requests, its window-row duals evaluated as a
+  LP solved by HiGHS in pieces of (by default) 500 compressed requests, its window-row duals evaluated as a
   Lagrangian of the whole LP by ``clusteropt.verify.ring.cut_lagrangian_bound``), a lower bound at
   any n, for ``n <= --lp-max-n`` (default 32; its time per instance is the column ``LP s``);
   without the LP's min-move rows unless ``--lp-min-move`` (they cost HiGHS several times the
-  time: ``python -m benchmarks.ring_cut_lp`` measures both forms);
+  time: ``python -m benchmarks.ring_cut_lp`` measures both forms); ``--lp-chunk`` and
+  ``--lp-overlap`` set the pieces (longer pieces certify more where the optimum plans far ahead,
+  as on the moving hot spot, and take longer);
 - ``lb = max(window, cut, lp)``;
 - ``arc``: the moving-arcs upper bound (``dynamic_arc_bound``: the best offline solution that
   keeps every server on one arc of k processes and may rotate or relabel the arcs before any
@@ -63,7 +65,7 @@ def recorded_instances(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _bounds(experiment: str, rows: pd.DataFrame, cut_max_n: int, cut_block: int | None, lp_max_n: int,
-            lp_min_move: bool) -> list[dict]:
+            lp_options: dict) -> list[dict]:
     out = []
     for _, r in rows.iterrows():
         params = {k: r[k] for k in INSTANCE_KEYS if k in rows.columns}
@@ -84,7 +86,7 @@ def _bounds(experiment: str, rows: pd.DataFrame, cut_max_n: int, cut_block: int 
         lp, lp_seconds, lp_solve = None, None, None
         if inst.n <= lp_max_n:
             t0 = time.perf_counter()
-            lp_bound = dynamic_cut_lp_bound(inst, min_move=lp_min_move)
+            lp_bound = dynamic_cut_lp_bound(inst, **lp_options)
             lp, lp_seconds, lp_solve = lp_bound.value, time.perf_counter() - t0, lp_bound.solve_seconds
         lb = max(window, cut if cut is not None else 0.0, lp if lp is not None else 0.0)
         start = time.perf_counter()
@@ -122,6 +124,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="run the cut-set DP up to this n (default 16; --quick 12; 0: never)")
     ap.add_argument("--lp-max-n", type=int, default=None,
                     help="certify the cut-set LP's bound up to this n (default 32; --quick 6; 0: never)")
+    ap.add_argument("--lp-chunk", type=int, default=CHUNK,
+                    help=f"compressed requests per piece of the cut-set LP (default {CHUNK})")
+    ap.add_argument("--lp-overlap", type=int, default=OVERLAP,
+                    help=f"compressed requests solved on each side of a piece (default {OVERLAP})")
     ap.add_argument("--lp-min-move", action="store_true",
                     help="the cut-set LP with its min-move rows (tighter, several times slower)")
     ap.add_argument("--cut-block", type=int, default=None,
@@ -133,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     report = header(NAME, ("numpy",))
     report["records"] = {}
     report["parameters"] = {"cut_max_n": cut_max_n, "cut_block": args.cut_block, "lp_max_n": lp_max_n,
-                            "lp_chunk": CHUNK, "lp_overlap": OVERLAP, "lp_options": IPM_OPTIONS,
+                            "lp_chunk": args.lp_chunk, "lp_overlap": args.lp_overlap, "lp_options": IPM_OPTIONS,
                             "lp_min_move": bool(args.lp_min_move),
                             "quick": bool(args.quick)}
     bounds: list[dict] = []
@@ -147,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         report["records"][experiment] = {"file": f"benchmarks/results/experiments/{experiment}/results.csv",
                                          "code_version": sorted(table.code_version.unique().tolist())}
         rows = recorded_instances(table)
-        bounds += _bounds(experiment, rows, cut_max_n, args.cut_block, lp_max_n, args.lp_min_move)
+        bounds += _bounds(experiment, rows, cut_max_n, args.cut_block, lp_max_n,
+                          {"min_move": args.lp_min_move, "chunk": args.lp_chunk, "overlap": args.lp_overlap})
         print(f"{experiment}: {len(rows)} instances bounded", flush=True)
     b = pd.DataFrame(bounds)
     report["instances"] = bounds
@@ -183,8 +190,9 @@ def main(argv: list[str] | None = None) -> int:
              "`window` window lower bound, `cut` the DP over cut sets (a lower bound; n <= "
              f"{cut_max_n}"
              + (f", beyond it separated into arcs of {args.cut_block} edges" if args.cut_block else "")
-             + f"), `lp` the cut-set LP's certified bound (n <= {lp_max_n}; "
-             + ("with" if args.lp_min_move else "without") + " its min-move rows), `lb = max(window, cut, lp)` "
+             + f"), `lp` the cut-set LP's certified bound (n <= {lp_max_n}; pieces of {args.lp_chunk}, overlap "
+             f"{args.lp_overlap}; " + ("with" if args.lp_min_move else "without")
+             + " its min-move rows), `lb = max(window, cut, lp)` "
              "(the mean of each instance's largest), `arc` moving-arcs upper bound, "
              "`ub = min(arc, OPT_static)`; `lb / OPT_dyn` and `arc / OPT_dyn` where the DP over labellings "
              "gives OPT_dyn.", "", "<a id=\"gaps\"></a>", "",

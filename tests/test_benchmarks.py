@@ -222,6 +222,14 @@ def test_session_benchmarks_quick(tmp_path):
     assert ring_dynamic_bracket.main(["--quick", "--out", str(tmp_path)]) == 0
     bracket = json.loads((tmp_path / "ring_dynamic_bracket.json").read_text())
     assert all(b["lb"] <= b["ub"] + 1e-9 for b in bracket["instances"])
+    # these sequences fit one default piece, whose duals give the LP optimum; pieces of 3 compressed
+    # requests give other multipliers, so (weak duality) never more, and here less somewhere
+    short_args = ["--quick", "--lp-chunk", "3", "--lp-overlap", "1", "--out", str(tmp_path)]
+    assert ring_dynamic_bracket.main(short_args) == 0
+    short = json.loads((tmp_path / "ring_dynamic_bracket.json").read_text())
+    assert short["parameters"]["lp_chunk"] == 3 and short["parameters"]["lp_overlap"] == 1
+    lps = [(a["lp"], b["lp"]) for a, b in zip(bracket["instances"], short["instances"], strict=True) if a["lp"]]
+    assert lps and all(s <= d * (1 + 1e-4) + 1e-6 for d, s in lps) and any(s < d - 1e-3 for d, s in lps)
     assert ring_cut_lp.main(["--quick", "--out", str(tmp_path)]) == 0
     cut_lp = json.loads((tmp_path / "ring_cut_lp.json").read_text())["instances"]
     assert len(cut_lp) == 1 and cut_lp[0]["lp0"] <= cut_lp[0]["lp"] + 1e-6 <= cut_lp[0]["opt_dynamic"] + 2e-6
