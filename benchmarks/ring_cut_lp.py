@@ -22,27 +22,20 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from benchmarks._report import finish, header, output_dir, parser
-from benchmarks.ring_dynamic_bracket import recorded_instances
-from clusteropt.algorithms.ring.offline import dynamic_cut_bound, dynamic_window_bound
-from clusteropt.experiments.ring import INSTANCE_KEYS, ring_instance
+from benchmarks.ring_dynamic_bracket import fmt, rebuild, recorded_instances
+from clusteropt.algorithms.ring.offline import dynamic_cut_bound
 from clusteropt.models.ring_cut import CHUNK, IPM_OPTIONS, OVERLAP, dynamic_cut_lp_bound
 
 NAME = "ring_cut_lp"
 RECORD = Path(__file__).resolve().parent / "results" / "experiments" / "ring-ratio" / "results.csv"
 CUT_DP_MAX_N = 16
-_REL = 1e-9
 
 
 def _ints(text: str) -> list[int]:
     return [int(x) for x in text.split(",") if x.strip()]
-
-
-def _fmt(x) -> str:
-    return "" if x is None or not np.isfinite(x) else f"{x:.2f}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,10 +65,7 @@ def main(argv: list[str] | None = None) -> int:
                          f"{patterns or 'any'}")
     out = []
     for _, r in rows.iterrows():
-        inst = ring_instance({k: r[k] for k in INSTANCE_KEYS if k in rows.columns}, int(r.cell_seed))
-        window = dynamic_window_bound(inst).value
-        if inst.n_requests != int(r.n_requests) or abs(window - float(r.opt_dynamic_lb)) > _REL * max(1.0, window):
-            raise RuntimeError(f"n={r.n} {r.pattern} seed={r.seed}: not the recorded instance")
+        inst, window = rebuild("ring-ratio", r)
         row = {"pattern": r.pattern, "n": int(r.n), "seed": int(r.seed), "cell_seed": int(r.cell_seed),
                "n_requests": int(r.n_requests), "window": window,
                "cut_dp": dynamic_cut_bound(inst) if inst.n <= CUT_DP_MAX_N else None,
@@ -92,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
                                    f"{row['opt_dynamic']}")
         out.append(row)
         print(f"n={row['n']} {row['pattern']} seed {row['seed']}: window {window:.1f}, "
-              f"cut DP {_fmt(row['cut_dp'])}, "
+              f"cut DP {fmt(row['cut_dp'])}, "
               f"LP {row['lp0']:.2f} ({row['lp0_seconds']:.1f} s), with min-move rows {row['lp']:.2f} "
               f"({row['lp_seconds']:.1f} s)", flush=True)
     report["instances"] = out
@@ -121,9 +111,9 @@ def main(argv: list[str] | None = None) -> int:
                  "lp / cut DP | lp / window | lp0 s | lp s | time ratio |",
                  "|---:|---|---:|" + "---:|" * 12]
         for g in summary.itertuples():
-            lines.append(f"| {g.n} | {g.pattern} | {g.instances} | {g.window:.1f} | {_fmt(g.cut_dp)} | "
-                         f"{_fmt(g.opt_dynamic)} | {g.lp0:.2f} | {g.lp:.2f} | {g.gain:.3f} | "
-                         f"{_fmt(g.lp0_over_cut)} | {_fmt(g.lp_over_cut)} | {g.lp_over_window:.2f} | "
+            lines.append(f"| {g.n} | {g.pattern} | {g.instances} | {g.window:.1f} | {fmt(g.cut_dp)} | "
+                         f"{fmt(g.opt_dynamic)} | {g.lp0:.2f} | {g.lp:.2f} | {g.gain:.3f} | "
+                         f"{fmt(g.lp0_over_cut)} | {fmt(g.lp_over_cut)} | {g.lp_over_window:.2f} | "
                          f"{g.lp0_seconds:.1f} | {g.lp_seconds:.1f} | {g.time_ratio:.1f} |")
         return "\n".join(lines) + "\n"
 

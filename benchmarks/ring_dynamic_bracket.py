@@ -45,6 +45,7 @@ import pandas as pd
 from benchmarks._report import finish, header, output_dir, parser
 from clusteropt.algorithms.ring.offline import dynamic_arc_bound, dynamic_cut_bound, dynamic_window_bound
 from clusteropt.experiments.ring import INSTANCE_KEYS, ring_instance
+from clusteropt.instances.ring import RingInstance
 from clusteropt.models.ring_cut import CHUNK, IPM_OPTIONS, OVERLAP, dynamic_cut_lp_bound
 from clusteropt.verify import check_ring_run
 
@@ -64,19 +65,25 @@ def recorded_instances(table: pd.DataFrame) -> pd.DataFrame:
                   "opt_dynamic_lb", "opt_dynamic", "dynamic_denominator"]]
 
 
+def rebuild(experiment: str, r: pd.Series) -> tuple[RingInstance, float]:
+    """The instance of a row of :func:`recorded_instances` and its window bound, after checking both
+    against the record (its request count and ``opt_dynamic_lb``): the very instance the policies ran on."""
+    inst = ring_instance({k: r[k] for k in INSTANCE_KEYS if k in r.index}, int(r.cell_seed))
+    if inst.n_requests != int(r.n_requests):
+        raise RuntimeError(f"{experiment} n={r.n} {r.pattern} seed={r.seed}: rebuilt {inst.n_requests} "
+                           f"requests, recorded {r.n_requests}: not the recorded instance")
+    window = dynamic_window_bound(inst).value
+    if abs(window - float(r.opt_dynamic_lb)) > _REL * max(1.0, window):
+        raise RuntimeError(f"{experiment} n={r.n} {r.pattern} seed={r.seed}: window bound {window}, recorded "
+                           f"{r.opt_dynamic_lb}: not the recorded instance")
+    return inst, window
+
+
 def _bounds(experiment: str, rows: pd.DataFrame, cut_max_n: int, cut_block: int | None, lp_max_n: int,
             lp_options: dict) -> list[dict]:
     out = []
     for _, r in rows.iterrows():
-        params = {k: r[k] for k in INSTANCE_KEYS if k in rows.columns}
-        inst = ring_instance(params, int(r.cell_seed))
-        if inst.n_requests != int(r.n_requests):
-            raise RuntimeError(f"{experiment} n={r.n} {r.pattern} seed={r.seed}: rebuilt {inst.n_requests} "
-                               f"requests, recorded {r.n_requests}: not the recorded instance")
-        window = dynamic_window_bound(inst).value
-        if abs(window - float(r.opt_dynamic_lb)) > _REL * max(1.0, window):
-            raise RuntimeError(f"{experiment} n={r.n} {r.pattern} seed={r.seed}: window bound {window}, recorded "
-                               f"{r.opt_dynamic_lb}: not the recorded instance")
+        inst, window = rebuild(experiment, r)
         cut, cut_seconds, block = None, None, None
         if inst.n <= cut_max_n or cut_block:
             block = None if inst.n <= cut_max_n else cut_block
@@ -114,7 +121,8 @@ def _bounds(experiment: str, rows: pd.DataFrame, cut_max_n: int, cut_block: int 
     return out
 
 
-def _fmt(x: float) -> str:
+def fmt(x: float | None) -> str:
+    """Two decimals, or empty for a missing or infinite value (a table cell)."""
     return "" if x is None or not np.isfinite(x) else f"{x:.2f}"
 
 
@@ -201,13 +209,13 @@ def main(argv: list[str] | None = None) -> int:
              "cut DP s (median) | LP s (median) |",
              "|---|---|---:|" + "---:|" * 14]
     for g in gaps.itertuples():
-        lines.append(f"| {g.experiment} | {g.pattern} | {g.n} | {g.window:.1f} | {_fmt(g.cut)} | {_fmt(g.lp)} | "
+        lines.append(f"| {g.experiment} | {g.pattern} | {g.n} | {g.window:.1f} | {fmt(g.cut)} | {fmt(g.lp)} | "
                      f"{g.lb:.1f} | "
-                     f"{_fmt(g.opt_dynamic)} | {g.arc:.1f} | {_fmt(g.opt_static)} | {g.ub_over_lb:.2f} | "
-                     f"{_fmt(g.lb_over_opt)} | {_fmt(g.arc_over_static)} | "
-                     f"{_fmt(g.arc_over_opt)}, {_fmt(g.arc_over_opt_max)} | "
-                     f"{g.arc_seconds_median:.2f}, {g.arc_seconds_max:.2f} | {_fmt(g.cut_seconds_median)} | "
-                     f"{_fmt(g.lp_seconds_median)} |")
+                     f"{fmt(g.opt_dynamic)} | {g.arc:.1f} | {fmt(g.opt_static)} | {g.ub_over_lb:.2f} | "
+                     f"{fmt(g.lb_over_opt)} | {fmt(g.arc_over_static)} | "
+                     f"{fmt(g.arc_over_opt)}, {fmt(g.arc_over_opt_max)} | "
+                     f"{g.arc_seconds_median:.2f}, {g.arc_seconds_max:.2f} | {fmt(g.cut_seconds_median)} | "
+                     f"{fmt(g.lp_seconds_median)} |")
     lines += ["", "## ALG / OPT_dyn in [ALG / ub, ALG / lb], mean over seeds (`ring-ratio`)", "",
               "Each cell: `ALG / ub - ALG / lb` (the exact ratio, where the DP runs, is in `ring-ratio-exact`).",
               "", "<a id=\"brackets\"></a>", ""]
