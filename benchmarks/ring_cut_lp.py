@@ -6,11 +6,12 @@ status changes; with them (the default) also at least ``m``, the least cost of c
 labelling at all (``2 alpha`` on full servers), as the cut-set DP and the window bound charge.  For
 the recorded ``ring-ratio`` instances (4 servers, 256 requests per process; rebuilt from their
 parameters and seeds and checked against the recorded request count and window bound) this
-certifies both bounds (``dynamic_cut_lp_bound``: pieces of 500 compressed requests, HiGHS's
-interior point, the Lagrangian evaluated by ``clusteropt.verify.ring.cut_lagrangian_bound``) and
-records, per instance, each bound's value and time (the whole call, and HiGHS's share), next to
-the window bound, the DP over cut sets (n <= 16) and OPT_dyn where the experiment's DP found it
-(n = 8).
+certifies both bounds (``dynamic_cut_lp_bound``: pieces of 500 compressed requests joined by
+``--sweeps`` sweeps, default 1; HiGHS's interior point; the Lagrangian evaluated by
+``clusteropt.verify.ring.cut_lagrangian_bound``) and records, per instance, each bound's value
+and time (the whole call, and HiGHS's share), next to the window bound, the DP over cut sets
+(n <= 16) and OPT_dyn where the experiment's DP found it (n = 8).  The record in
+``benchmarks/results/ring_cut_lp.md`` was made before sweeps existed: ``--sweeps 0`` re-creates it.
 
 Run ``python -m benchmarks.ring_cut_lp`` (n = 8, 16, 32, seed 0; writes ``benchmarks/results/``),
 ``--n 32 --seeds 0,1,2,3,4 --patterns moving-hotspot`` for more or fewer, or ``--quick`` (n = 8, seed
@@ -27,7 +28,7 @@ import pandas as pd
 from benchmarks._report import finish, header, output_dir, parser
 from benchmarks.ring_dynamic_bracket import fmt, rebuild, recorded_instances
 from clusteropt.algorithms.ring.offline import dynamic_cut_bound
-from clusteropt.models.ring_cut import CHUNK, IPM_OPTIONS, OVERLAP, dynamic_cut_lp_bound
+from clusteropt.models.ring_cut import CHUNK, IPM_OPTIONS, OVERLAP, SWEEPS, dynamic_cut_lp_bound
 
 NAME = "ring_cut_lp"
 RECORD = Path(__file__).resolve().parent / "results" / "experiments" / "ring-ratio" / "results.csv"
@@ -44,6 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=_ints, default=None, help="recorded seeds, comma-separated (default 0)")
     ap.add_argument("--patterns", type=lambda t: [p for p in t.split(",") if p], default=None,
                     help="request patterns, comma-separated (default: every recorded one)")
+    ap.add_argument("--sweeps", type=int, default=SWEEPS,
+                    help=f"sweeps joining the pieces (default {SWEEPS}; 0: independent pieces, the route of the "
+                    "record made before sweeps existed)")
     args = ap.parse_args(argv)
     sizes = args.n or ([8] if args.quick else [8, 16, 32])
     seeds = args.seeds or [0]
@@ -57,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     report["record"] = {"file": "benchmarks/results/experiments/ring-ratio/results.csv",
                         "code_version": sorted(table.code_version.unique().tolist())}
     report["parameters"] = {"n": sizes, "seeds": seeds, "patterns": patterns, "chunk": CHUNK, "overlap": OVERLAP,
+                            "sweeps": args.sweeps,
                             "options": IPM_OPTIONS,
                             "cut_dp_max_n": CUT_DP_MAX_N, "quick": bool(args.quick)}
     rows = recorded_instances(table).sort_values(["n", "pattern", "seed"])
@@ -72,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
                "opt_dynamic": float(r.opt_dynamic) if r.dynamic_denominator == "dp" else None}
         for key, min_move in (("lp0", False), ("lp", True)):
             t0 = time.perf_counter()
-            b = dynamic_cut_lp_bound(inst, min_move=min_move)
+            b = dynamic_cut_lp_bound(inst, min_move=min_move, sweeps=args.sweeps)
             row[key], row[f"{key}_seconds"], row[f"{key}_solve_seconds"] = (b.value, time.perf_counter() - t0,
                                                                             b.solve_seconds)
             row["steps"] = b.n_steps
@@ -103,7 +108,9 @@ def main(argv: list[str] | None = None) -> int:
                  f"`{rep['record']['file']}` ({', '.join(rep['record']['code_version'])}), seeds "
                  f"{', '.join(map(str, seeds))}.", "",
                  "`lp0`: the cut-set LP without the min-move rows, `lp`: with them (both certified bounds on "
-                 "OPT_dyn, pieces of 500); `window` the window bound, `cut DP` the DP over cut sets (n <= 16), "
+                 f"OPT_dyn, pieces of {CHUNK}, "
+                 + (f"{args.sweeps} sweep(s)" if args.sweeps else "independent pieces")
+                 + "); `window` the window bound, `cut DP` the DP over cut sets (n <= 16), "
                  "`OPT_dyn` the experiment's DP (n = 8); `lp / lp0` and the times per instance (the whole call, "
                  "build, HiGHS and certificate) are means and medians over the seeds.", "",
                  "<a id=\"summary\"></a>", "",

@@ -15,8 +15,8 @@ on):
   any n, for ``n <= --lp-max-n`` (default 32; its time per instance is the column ``LP s``);
   without the LP's min-move rows unless ``--lp-min-move`` (they cost HiGHS several times the
   time: ``python -m benchmarks.ring_cut_lp`` measures both forms); ``--lp-chunk`` and
-  ``--lp-overlap`` set the pieces (longer pieces certify more where the optimum plans far ahead,
-  as on the moving hot spot, and take longer);
+  ``--lp-overlap`` set the pieces, ``--lp-sweeps`` how they are joined (default one sweep of block
+  coordinate ascent, each piece priced by the requests outside it; 0: independent pieces);
 - ``lb = max(window, cut, lp)``;
 - ``arc``: the moving-arcs upper bound (``dynamic_arc_bound``: the best offline solution that
   keeps every server on one arc of k processes and may rotate or relabel the arcs before any
@@ -46,7 +46,7 @@ from benchmarks._report import finish, header, output_dir, parser
 from clusteropt.algorithms.ring.offline import dynamic_arc_bound, dynamic_cut_bound, dynamic_window_bound
 from clusteropt.experiments.ring import INSTANCE_KEYS, ring_instance
 from clusteropt.instances.ring import RingInstance
-from clusteropt.models.ring_cut import CHUNK, IPM_OPTIONS, OVERLAP, dynamic_cut_lp_bound
+from clusteropt.models.ring_cut import CHUNK, IPM_OPTIONS, OVERLAP, SWEEPS, dynamic_cut_lp_bound
 from clusteropt.verify import check_ring_run
 
 NAME = "ring_dynamic_bracket"
@@ -136,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"compressed requests per piece of the cut-set LP (default {CHUNK})")
     ap.add_argument("--lp-overlap", type=int, default=OVERLAP,
                     help=f"compressed requests solved on each side of a piece (default {OVERLAP})")
+    ap.add_argument("--lp-sweeps", type=int, default=SWEEPS,
+                    help=f"sweeps joining the LP's pieces (default {SWEEPS}; 0: independent pieces)")
     ap.add_argument("--lp-min-move", action="store_true",
                     help="the cut-set LP with its min-move rows (tighter, several times slower)")
     ap.add_argument("--cut-block", type=int, default=None,
@@ -148,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     report["records"] = {}
     report["parameters"] = {"cut_max_n": cut_max_n, "cut_block": args.cut_block, "lp_max_n": lp_max_n,
                             "lp_chunk": args.lp_chunk, "lp_overlap": args.lp_overlap, "lp_options": IPM_OPTIONS,
-                            "lp_min_move": bool(args.lp_min_move),
+                            "lp_sweeps": args.lp_sweeps, "lp_min_move": bool(args.lp_min_move),
                             "quick": bool(args.quick)}
     bounds: list[dict] = []
     tables = {}
@@ -162,7 +164,8 @@ def main(argv: list[str] | None = None) -> int:
                                          "code_version": sorted(table.code_version.unique().tolist())}
         rows = recorded_instances(table)
         bounds += _bounds(experiment, rows, cut_max_n, args.cut_block, lp_max_n,
-                          {"min_move": args.lp_min_move, "chunk": args.lp_chunk, "overlap": args.lp_overlap})
+                          {"min_move": args.lp_min_move, "chunk": args.lp_chunk, "overlap": args.lp_overlap,
+                           "sweeps": args.lp_sweeps})
         print(f"{experiment}: {len(rows)} instances bounded", flush=True)
     b = pd.DataFrame(bounds)
     report["instances"] = bounds
@@ -199,7 +202,9 @@ def main(argv: list[str] | None = None) -> int:
              f"{cut_max_n}"
              + (f", beyond it separated into arcs of {args.cut_block} edges" if args.cut_block else "")
              + f"), `lp` the cut-set LP's certified bound (n <= {lp_max_n}; pieces of {args.lp_chunk}, overlap "
-             f"{args.lp_overlap}; " + ("with" if args.lp_min_move else "without")
+             f"{args.lp_overlap}, " + (f"{args.lp_sweeps} sweep{'s' if args.lp_sweeps != 1 else ''}"
+                                       if args.lp_sweeps else "independent pieces") + "; "
+             + ("with" if args.lp_min_move else "without")
              + " its min-move rows), `lb = max(window, cut, lp)` "
              "(the mean of each instance's largest), `arc` moving-arcs upper bound, "
              "`ub = min(arc, OPT_static)`; `lb / OPT_dyn` and `arc / OPT_dyn` where the DP over labellings "

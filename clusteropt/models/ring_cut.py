@@ -40,18 +40,28 @@ min-move rows add to the bound, and to HiGHS's time, is recorded by
 
 :func:`dynamic_cut_lp_bound` is the route for long sequences.  It solves the same LP in
 overlapping pieces of the sequence (``chunk`` compressed requests each, plus ``overlap`` on both
-sides; a piece that is not the first starts free), keeps each piece's window-row duals for its
-own requests (and, with ``min_move``, each step's switching weights ``alpha / 2 mu_t + nu[t, e]``
-from the duals of ``move_sum`` and ``move_any``), and evaluates the Lagrangian of the *whole* LP at
-those multipliers with :func:`clusteropt.verify.ring.cut_lagrangian_bound`.  By weak duality that
-value is a lower bound on OPT_dyn whatever the multipliers are, so neither the split nor the
-solver's tolerances can make it invalid; they can only make it lower than the LP optimum.  With
-one piece holding every request it is the LP optimum up to the solver's tolerance (tested).
+sides), takes the pieces' window-row duals as multipliers (and, with ``min_move``, each step's
+switching weights ``alpha / 2 mu_t + nu[t, e]`` from the duals of ``move_sum`` and ``move_any``),
+and evaluates the Lagrangian of the *whole* LP at those multipliers with
+:func:`clusteropt.verify.ring.cut_lagrangian_bound`.  By weak duality that value is a lower bound
+on OPT_dyn whatever the multipliers are, so neither the split nor the solver's tolerances can make
+it invalid; they can only make it lower than the LP optimum.  With one piece holding every request
+it is the LP optimum up to the solver's tolerance (tested).
+
+How the pieces are joined is a choice of ours, ``sweeps``.  The Lagrangian splits by edge into
+two-state shortest paths, so with the multipliers outside a piece fixed, the best multipliers of the
+piece are the duals of the piece's LP priced at its two ends by the cheapest paths through the
+requests before and after it (``_Sweep``): block coordinate ascent on the Lagrangian.  A sweep
+(default one, from zero multipliers) solves the pieces in order that way, and no piece lowers the
+bound; more sweeps approach the LP optimum, but may stall below it (the dual is not smooth).
+``sweeps = 0`` is the route before sweeps existed: independent pieces, each but the first from a
+free start, each keeping the duals of its own ``chunk`` requests; where the optimum plans far ahead
+(the moving hot spot) it loses much of the LP.
 
 Choices of ours, each a parameter: ``min_move`` (default on), ``chunk`` (default 500), ``overlap``
-(50), and HiGHS's interior point method without crossover (``options``: only the duals are used,
-and any non-negative ones certify a bound, so no basis is needed).  The time per instance is
-recorded by ``python -m benchmarks.ring_cut_lp`` (both forms) and
+(50), ``sweeps`` (1), and HiGHS's interior point method without crossover (``options``: only the
+duals are used, and any non-negative ones certify a bound, so no basis is needed).  What the routes
+certify and their time per instance are recorded by ``python -m benchmarks.ring_cut_lp`` and
 ``python -m benchmarks.ring_dynamic_bracket`` (column ``LP s``).
 
 References
@@ -73,20 +83,22 @@ import pyomo.environ as pyo
 from clusteropt.algorithms.ring.offline import _min_move, compress_requests
 from clusteropt.instances.ring import RingInstance
 from clusteropt.models.registry import ModelSpec, register_model
-from clusteropt.verify.ring import cut_lagrangian_bound
+from clusteropt.verify.ring import _switching_excess, cut_lagrangian_bound
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
 
-__all__ = ["CHUNK", "IPM_OPTIONS", "OVERLAP", "CutLPBound", "build_ring_cut_lp", "cut_lp_arrays",
+__all__ = ["CHUNK", "IPM_OPTIONS", "OVERLAP", "SWEEPS", "CutLPBound", "build_ring_cut_lp", "cut_lp_arrays",
            "dynamic_cut_lp_bound"]
 
 log = logging.getLogger(__name__)
 
 #: Default compressed requests per piece of :func:`dynamic_cut_lp_bound`.
 CHUNK = 500
-#: Default compressed requests solved on each side of a piece (their duals are dropped).
+#: Default compressed requests solved on each side of a piece (with ``sweeps = 0`` their duals are dropped).
 OVERLAP = 50
+#: Default sweeps of :func:`dynamic_cut_lp_bound` (block coordinate ascent; 0: independent pieces).
+SWEEPS = 1
 #: Default HiGHS options of :func:`dynamic_cut_lp_bound`: interior point, no crossover (only the
 #: row duals are used, and any non-negative ones give a valid bound).
 IPM_OPTIONS = {"solver": "ipm", "run_crossover": "off"}
@@ -261,23 +273,30 @@ class CutLPBound:
         With ``min_move``: each step's switching weights (``cut_lagrangian_bound(...,
         switching=)``); None: ``alpha / 2``.
     piece_values : float array
-        Each piece's LP optimum as HiGHS reported it (not a bound on anything by itself).
-    capacity, chunk, overlap : int
+        Each piece's LP optimum as HiGHS reported it, in the last sweep (not a bound on anything by
+        itself: a piece of a sweep is priced by the other pieces' multipliers).
+    sweep_values : float array
+        The certified bound after each sweep (one value with ``sweeps = 0``); ``value`` is the
+        largest, and its sweep's multipliers are the ones returned.
+    capacity, chunk, overlap, sweeps : int
     min_move : float
         The ``m`` of the min-move rows (0: without them).
     options : dict
         HiGHS options used.
     build_seconds, solve_seconds, certify_seconds : float
-        Building the pieces' arrays and handing them to HiGHS; HiGHS's runs; the Lagrangian.
+        Building the pieces' arrays (with their boundary prices) and handing them to HiGHS; HiGHS's
+        runs; the Lagrangian after each sweep.
     """
 
     value: float
     multipliers: np.ndarray
     switching: np.ndarray | None
     piece_values: np.ndarray
+    sweep_values: np.ndarray
     capacity: int
     chunk: int
     overlap: int
+    sweeps: int
     min_move: float
     options: dict
     build_seconds: float
@@ -290,16 +309,79 @@ class CutLPBound:
         return int(self.multipliers.shape[0])
 
 
+def _lagrangian_costs(lam: np.ndarray, edges: np.ndarray, weights: np.ndarray, cap: int) -> np.ndarray:
+    """Rows ``s`` of the Lagrangian's per-edge costs ``w_s [e = e_s] - sum_(i < cap) lam[s, e - i mod n]``.
+
+    The same costs :func:`clusteropt.verify.ring.cut_lagrangian_bound` computes on its own.
+    """
+    c = np.zeros(lam.shape)
+    for i in range(cap):  # window j covers edges j..j + cap - 1, so edge e is in windows e - cap + 1..e
+        c -= np.roll(lam, i, axis=1)
+    c[np.arange(edges.size), edges] += weights
+    return c
+
+
+class _Sweep:
+    """Prices of the requests outside one piece, for a sweep of :func:`dynamic_cut_lp_bound` (ours).
+
+    With the multipliers of every other request fixed, the whole LP's Lagrangian splits by edge
+    into two-state shortest paths, so the best multipliers of one piece's requests are the window
+    duals of the piece's LP with two boundary prices: reaching cut status ``y`` at the piece's
+    first request costs ``F_e(y)`` (the cheapest path through the requests before it, plus the
+    switch into the piece), and leaving cut status ``y`` at its last costs ``B_e(y)`` (the requests
+    after it).  Both are linear in a fractional ``y`` (a path with fractional statuses is an
+    average of 0/1 paths, its level sets), so they enter the piece's LP as costs ``F_e(1) - F_e(0)``
+    and ``B_e(1) - B_e(0)`` on ``y[first, e]`` and ``y[last, e]``.  A forward sweep solves the pieces
+    in order: the prices ``B`` at every piece's end are computed once, from the multipliers at the
+    sweep's start (the pieces after it are not yet solved in this sweep), and ``F`` is carried
+    forward as the pieces are solved.
+    """
+
+    def __init__(self, instance: RingInstance, edges, weights, cap: int, lam, sw, his):
+        n, S = instance.n, edges.size
+        self.edges, self.weights, self.cap, self.lam, self.sw = edges, weights, cap, lam, sw
+        self.departure = {S: (np.zeros(n), np.zeros(n))}
+        c = _lagrangian_costs(lam, edges, weights, cap)
+        u0, u1 = np.zeros(n), np.zeros(n)  # steps s + 1.. given the status at s (switch into s + 1 included)
+        for s in range(S - 1, 0, -1):
+            a1 = u1 + c[s]
+            u0, u1 = np.minimum(u0, a1 + sw[s]), np.minimum(a1, u0 + sw[s])
+            if s in his:
+                self.departure[s] = (u0, u1)
+        cut0 = _initial_cut(instance) > 0
+        self.pos = 0  # forward values after the requests before pos, ending uncut / cut
+        self.v0, self.v1 = np.where(cut0, np.inf, 0.0), np.where(cut0, 0.0, np.inf)
+
+    def arrival(self, lo: int) -> tuple[np.ndarray, np.ndarray]:
+        """``F(0), F(1)`` at request ``lo >= 1``, from the current multipliers of the requests before it."""
+        rows = slice(self.pos, lo)
+        c = _lagrangian_costs(self.lam[rows], self.edges[rows], self.weights[rows], self.cap)
+        v0, v1 = self.v0, self.v1
+        for row, h in zip(c, self.sw[rows], strict=True):
+            v0, v1 = np.minimum(v0, v1 + h), np.minimum(v1, v0 + h) + row
+        self.v0, self.v1, self.pos = v0, v1, lo
+        h = self.sw[lo]
+        return np.minimum(v0, v1 + h), np.minimum(v1, v0 + h)
+
+
 def dynamic_cut_lp_bound(instance: RingInstance, capacity: int | None = None, *, chunk: int = CHUNK,
-                         overlap: int = OVERLAP, min_move: bool = True, options: dict | None = None,
-                         time_limit: float | None = None) -> CutLPBound:
+                         overlap: int = OVERLAP, sweeps: int = SWEEPS, min_move: bool = True,
+                         options: dict | None = None, time_limit: float | None = None) -> CutLPBound:
     """A lower bound on OPT_dyn at ``capacity`` from the cut-set LP, solved in pieces and certified.
 
     See the module docstring: the LP of :func:`build_ring_cut_lp` is solved by HiGHS on pieces of
-    ``chunk`` compressed requests (with ``overlap`` more on each side, the first piece from the
-    initial cut statuses, the others from a free start); the window-row duals of each piece's own
-    requests become the multipliers, and :func:`clusteropt.verify.ring.cut_lagrangian_bound`
+    ``chunk`` compressed requests (with ``overlap`` more on each side); the window-row duals of the
+    pieces become the multipliers, and :func:`clusteropt.verify.ring.cut_lagrangian_bound`
     evaluates the whole LP's Lagrangian there.
+
+    ``sweeps >= 1`` (default 1) is block coordinate ascent on that Lagrangian (ours): starting from
+    zero multipliers, each sweep solves the pieces in order, each priced at its two ends by the
+    requests outside it (``_Sweep``), and takes the piece's duals for all its requests, overlap
+    included, so no step of a sweep lowers the bound (up to the solver's tolerance) and more sweeps
+    approach the LP optimum.  ``sweeps = 0`` is the previous route: independent pieces, the first
+    from the initial cut statuses and the others from a free start, each keeping the duals of its
+    own ``chunk`` requests only.  What each route certifies, and in what time, is recorded by
+    ``python -m benchmarks.ring_cut_lp``.
 
     Parameters
     ----------
@@ -308,6 +390,8 @@ def dynamic_cut_lp_bound(instance: RingInstance, capacity: int | None = None, *,
         Load bound per server (default ``k``), in ``k..n-1``.
     chunk, overlap : int
         Piece length (>= 1) and the extra requests solved on each side (>= 0).
+    sweeps : int
+        Sweeps of block coordinate ascent (>= 0; 0: independent pieces).
     min_move : bool
         With the min-move rows (default; see :func:`build_ring_cut_lp`).
     options : dict, optional
@@ -318,7 +402,7 @@ def dynamic_cut_lp_bound(instance: RingInstance, capacity: int | None = None, *,
     Raises
     ------
     ValueError
-        A bad capacity, chunk or overlap.
+        A bad capacity, chunk, overlap or sweeps.
     NotOptimalError
         A piece's LP did not solve to optimality (its duals would still certify a bound, but a
         weaker one nobody asked for; nothing is returned).
@@ -332,6 +416,18 @@ def dynamic_cut_lp_bound(instance: RingInstance, capacity: int | None = None, *,
     (4.0, (2, 4), (2, 4))
     >>> round(dynamic_cut_lp_bound(inst, min_move=False, options={}).value, 6)
     2.5
+
+    Pieces of one compressed request: independent pieces lose what a sweep recovers; without the
+    min-move rows one sweep reaches the LP optimum here, with them the sweeps stall at 4 (block
+    coordinate ascent may stop below the optimum of a non-smooth dual) and the LP is 5:
+
+    >>> two = RingInstance(n=4, servers=2, requests=[1] * 5 + [0] * 3 + [1] * 4)
+    >>> def bound(**kw):
+    ...     return round(dynamic_cut_lp_bound(two, options={}, **kw).value, 6)
+    >>> [bound(chunk=1, overlap=0, sweeps=s, min_move=False) for s in (0, 1)], bound(min_move=False)
+    ([1.5, 3.5], 3.5)
+    >>> [bound(chunk=1, overlap=0, sweeps=s) for s in (0, 1, 2)], bound()
+    ([2.0, 4.0, 4.0], 5.0)
     """
     # here, not at the top: the package imports this module to register the model, and the CLI's
     # listings must not pay for the solver layer (tests/test_cli.py)
@@ -344,19 +440,32 @@ def dynamic_cut_lp_bound(instance: RingInstance, capacity: int | None = None, *,
         raise ValueError(f"chunk = {chunk!r}; expected an integer >= 1 (compressed requests per piece)")
     if not isinstance(overlap, (int, np.integer)) or overlap < 0:
         raise ValueError(f"overlap = {overlap!r}; expected an integer >= 0")
+    if not isinstance(sweeps, (int, np.integer)) or isinstance(sweeps, bool) or sweeps < 0:
+        raise ValueError(f"sweeps = {sweeps!r}; expected an integer >= 0 (0: independent pieces)")
     opts = dict(IPM_OPTIONS if options is None else options)
     edges, weights, _ = compress_requests(instance.requests)
     S = edges.size
     alpha = float(instance.alpha)
     mm = _min_move(n, instance.servers, cap, alpha) if min_move else 0.0
     lam = np.zeros((S, n))
-    sw = np.full((S, n), alpha / 2.0) if mm > 0 else None
-    values, build, solve = [], 0.0, 0.0
-    for a in range(0, S, chunk):
-        lo, hi = max(0, a - overlap), min(S, a + chunk + overlap)
+    sw = np.full((S, n), alpha / 2.0)
+    starts = range(0, S, chunk)
+    his = {min(S, a + chunk + overlap) for a in starts}
+    build = solve = certify = 0.0
+    best: tuple[float, np.ndarray, np.ndarray] | None = None
+    sweep_values: list[float] = []
+    values: list[float] = []
+
+    def piece(a: int, lo: int, hi: int, first, last) -> np.ndarray:
+        nonlocal build, solve
         t0 = time.perf_counter()
         cost, mat, lower, upper = cut_lp_arrays(n, cap, edges[lo:hi], weights[lo:hi], alpha,
                                                 _initial_cut(instance) if lo == 0 else None, mm)
+        P = (hi - lo) * n
+        if first is not None:
+            cost[:n] += first
+        if last is not None:
+            cost[P - n:P] += last
         h, _, run_s = run_highs(cost, np.zeros(cost.size), upper, mat, lower, np.full(lower.size, np.inf),
                                 maximize=False, options=opts, time_limit=time_limit)
         build += time.perf_counter() - t0 - run_s
@@ -369,20 +478,62 @@ def dynamic_cut_lp_bound(instance: RingInstance, capacity: int | None = None, *,
             raise NotOptimalError(f"cut-set LP piece {a}..{min(S, a + chunk) - 1} of {S} compressed requests: "
                                   f"HiGHS stopped with {status}; no bound returned", result)
         values.append(float(h.getInfo().objective_function_value))
-        row_dual = np.asarray(h.getSolution().row_dual)
-        P = (hi - lo) * n
-        own = slice(a - lo, a - lo + min(chunk, S - a))
-        lam[a:a + chunk] = np.maximum(row_dual[:P].reshape(hi - lo, n)[own], 0.0)
-        if sw is not None:  # d[t, e]'s dual row: move_up + move_down <= alpha / 2 mu_t + nu[t, e]
-            mu = np.maximum(row_dual[3 * P:3 * P + hi - lo], 0.0)
-            nu = np.maximum(row_dual[3 * P + 2 * (hi - lo):].reshape(hi - lo, n), 0.0)
-            sw[a:a + chunk] = (alpha / 2.0 * mu[:, None] + nu)[own]
         log.debug("cut LP piece %d..%d: %.6g in %.2f s", lo, hi, values[-1], run_s)
-    t0 = time.perf_counter()
-    value = cut_lagrangian_bound(instance, lam, capacity=cap, switching=sw)
-    return CutLPBound(value=value, multipliers=lam, switching=sw, piece_values=np.asarray(values), capacity=cap,
-                      chunk=int(chunk), overlap=int(overlap), min_move=mm, options=opts, build_seconds=build,
-                      solve_seconds=solve, certify_seconds=time.perf_counter() - t0)
+        return np.asarray(h.getSolution().row_dual)
+
+    def switching(row_dual: np.ndarray, steps: int) -> np.ndarray:
+        """Each step's switching weights from the duals, scaled to be valid.
+
+        ``d[t, e]``'s column reads ``move_up + move_down <= alpha / 2 mu_t + nu[t, e]`` (rows
+        ``move_sum``, ``move_any``).
+        """
+        P = steps * n
+        mu = np.maximum(row_dual[3 * P:3 * P + steps], 0.0)
+        nu = np.maximum(row_dual[3 * P + 2 * steps:].reshape(steps, n), 0.0)
+        w = alpha / 2.0 * mu[:, None] + nu
+        return w / np.maximum(1.0, _switching_excess(w, alpha, mm))[:, None]
+
+    def finish_sweep() -> None:
+        nonlocal certify, best
+        t0 = time.perf_counter()
+        v = cut_lagrangian_bound(instance, lam, capacity=cap, switching=sw if mm > 0 else None)
+        certify += time.perf_counter() - t0
+        sweep_values.append(v)
+        if best is None or v > best[0]:
+            best = (v, lam.copy(), sw.copy())
+
+    if sweeps == 0:
+        for a in starts:
+            lo, hi = max(0, a - overlap), min(S, a + chunk + overlap)
+            row_dual = piece(a, lo, hi, None, None)
+            own = slice(a - lo, a - lo + min(chunk, S - a))
+            lam[a:a + chunk] = np.maximum(row_dual[:(hi - lo) * n].reshape(hi - lo, n)[own], 0.0)
+            if mm > 0:
+                sw[a:a + chunk] = switching(row_dual, hi - lo)[own]
+        finish_sweep()
+    for _ in range(sweeps):
+        values.clear()
+        t0 = time.perf_counter()
+        prices = _Sweep(instance, edges, weights, cap, lam, sw, his)
+        build += time.perf_counter() - t0
+        for a in starts:
+            lo, hi = max(0, a - overlap), min(S, a + chunk + overlap)
+            t0 = time.perf_counter()
+            first = None if lo == 0 else np.subtract(*prices.arrival(lo)[::-1])
+            last = np.subtract(*prices.departure[hi][::-1])
+            build += time.perf_counter() - t0
+            row_dual = piece(a, lo, hi, first, last)
+            lam[lo:hi] = np.maximum(row_dual[:(hi - lo) * n].reshape(hi - lo, n), 0.0)
+            if mm > 0:  # the switch into a later piece's first request is priced outside it (F): kept
+                keep = 0 if lo == 0 else 1
+                sw[lo + keep:hi] = switching(row_dual, hi - lo)[keep:]
+        finish_sweep()
+    assert best is not None
+    value, lam, sw_best = best
+    return CutLPBound(value=value, multipliers=lam, switching=sw_best if mm > 0 else None,
+                      piece_values=np.asarray(values), sweep_values=np.asarray(sweep_values), capacity=cap,
+                      chunk=int(chunk), overlap=int(overlap), sweeps=int(sweeps), min_move=mm, options=opts,
+                      build_seconds=build, solve_seconds=solve, certify_seconds=certify)
 
 
 def _builder(instance: RingInstance, relax: bool = False, capacity: int | None = None):
