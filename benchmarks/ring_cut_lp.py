@@ -10,8 +10,7 @@ certifies both bounds (``dynamic_cut_lp_bound``: pieces of 500 compressed reques
 ``--sweeps`` sweeps, default 1; HiGHS's interior point; the Lagrangian evaluated by
 ``clusteropt.verify.ring.cut_lagrangian_bound``) and records, per instance, each bound's value
 and time (the whole call, and HiGHS's share), next to the window bound, the DP over cut sets
-(n <= 16) and OPT_dyn where the experiment's DP found it (n = 8).  The record in
-``benchmarks/results/ring_cut_lp.md`` was made before sweeps existed: ``--sweeps 0`` re-creates it.
+(n <= 16) and OPT_dyn where the experiment's DP found it (n = 8).
 
 Run ``python -m benchmarks.ring_cut_lp`` (n = 8, 16, 32, seed 0; writes ``benchmarks/results/``),
 ``--n 32 --seeds 0,1,2,3,4 --patterns moving-hotspot`` for more or fewer, or ``--quick`` (n = 8, seed
@@ -46,8 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--patterns", type=lambda t: [p for p in t.split(",") if p], default=None,
                     help="request patterns, comma-separated (default: every recorded one)")
     ap.add_argument("--sweeps", type=int, default=SWEEPS,
-                    help=f"sweeps joining the pieces (default {SWEEPS}; 0: independent pieces, the route of the "
-                    "record made before sweeps existed)")
+                    help=f"sweeps joining the pieces (default {SWEEPS}; 0: independent pieces)")
     args = ap.parse_args(argv)
     sizes = args.n or ([8] if args.quick else [8, 16, 32])
     seeds = args.seeds or [0]
