@@ -14,14 +14,19 @@ on):
   Lagrangian of the whole LP by ``clusteropt.verify.ring.cut_lagrangian_bound``), a lower bound at
   any n, for ``n <= --lp-max-n`` (default 32; its time per instance is the column ``LP s``);
   without the LP's min-move rows unless ``--lp-min-move`` (they cost HiGHS several times the
-  time: ``python -m benchmarks.ring_cut_lp`` measures both forms); ``--lp-chunk`` and
-  ``--lp-overlap`` set the pieces, ``--lp-sweeps`` how they are joined (default one sweep of block
-  coordinate ascent, each piece priced by the requests outside it; 0: independent pieces);
+  time: ``python -m benchmarks.ring_cut_lp`` measures both forms); ``--lp-patterns`` limits it
+  to some patterns, ``--lp-chunk`` and ``--lp-overlap`` set the pieces, ``--lp-sweeps`` how they
+  are joined (default one sweep of block coordinate ascent, each piece priced by the requests
+  outside it; 0: independent pieces);
 - ``lb = max(window, cut, lp)``;
 - ``arc``: the moving-arcs upper bound (``dynamic_arc_bound``: the best offline solution that
   keeps every server on one arc of k processes and may rotate or relabel the arcs before any
   request), whose schedule is replayed by ``check_ring_run`` at capacity k;
-- ``ub = min(arc, OPT_static)`` (OPT_static when the experiment's MILP proved it).
+- ``swap``: the swap-neighbourhood search started from the arc bound's schedule
+  (``clusteropt.algorithms.ring.swap_search.dynamic_swap_search``: rounds of an exact DP over the
+  schedule's swaps of two processes, then over re-timings of its labellings, until a round gains
+  nothing), at most ``arc``; its schedule is replayed by ``check_ring_run`` at capacity k too;
+- ``ub = min(swap, OPT_static)`` (OPT_static when the experiment's MILP proved it).
 
 So ``lb <= OPT_dyn <= ub``, and each policy's ALG / OPT_dyn lies in ``[ALG / ub, ALG / lb]``; the
 policies' costs are read from the recorded ``results.csv`` (not re-run).  Where the DP gives OPT_dyn
@@ -31,7 +36,12 @@ build and hand-off, HiGHS's runs and the certificate together, HiGHS's alone in 
 ``lp_solve_seconds``).
 
 Run ``python -m benchmarks.ring_dynamic_bracket`` (writes ``benchmarks/results/``) or ``--quick``
-(n <= 16 only, the cut-set DP to n = 12, the LP to n = 6, print only).
+(n <= 16 only, the cut-set DP to n = 12, the LP to n = 6, print only).  ``--reuse FILE`` takes the
+cut-set DP and LP bounds of the instances an earlier run's JSON already holds (same LP options;
+each instance matched by experiment, cell seed, pattern, n and its window bound) and computes the
+rest, so a new column or a larger ``--lp-max-n`` does not redo hours of LPs; the report names the
+file, its creation time and code version, and marks every reused bound (``cut_reused``,
+``lp_reused``).
 """
 
 from __future__ import annotations
@@ -44,6 +54,7 @@ import pandas as pd
 
 from benchmarks._report import finish, header, output_dir, parser
 from clusteropt.algorithms.ring.offline import dynamic_arc_bound, dynamic_cut_bound, dynamic_window_bound
+from clusteropt.algorithms.ring.swap_search import dynamic_swap_search
 from clusteropt.experiments.ring import INSTANCE_KEYS, ring_instance
 from clusteropt.instances.ring import RingInstance
 from clusteropt.models.ring_cut import CHUNK, IPM_OPTIONS, OVERLAP, SWEEPS, dynamic_cut_lp_bound
@@ -79,19 +90,46 @@ def rebuild(experiment: str, r: pd.Series) -> tuple[RingInstance, float]:
     return inst, window
 
 
+#: The parameters two runs must share for :func:`reused_bounds` to take the earlier one's lower bounds.
+REUSE_KEYS = ("cut_block", "lp_chunk", "lp_overlap", "lp_options", "lp_sweeps", "lp_min_move")
+
+
+def reused_bounds(path: Path, parameters: dict) -> tuple[dict, dict]:
+    """The cut-set DP and LP bounds of an earlier run's JSON, keyed by ``(experiment, cell_seed,
+    pattern, n)``, and a note naming the file; refused when a parameter of :data:`REUSE_KEYS` differs."""
+    import json
+
+    old = json.loads(Path(path).read_text())
+    for key in REUSE_KEYS:
+        if old["parameters"].get(key) != parameters[key]:
+            raise SystemExit(f"--reuse {path}: parameter {key} = {old['parameters'].get(key)!r} there, "
+                             f"{parameters[key]!r} here; expected the same")
+    table = {(b["experiment"], int(b["cell_seed"]), b["pattern"], int(b["n"])): b for b in old["instances"]}
+    return table, {"file": str(path), "created": old["created"], "code_version": old["code_version"]}
+
+
 def _bounds(experiment: str, rows: pd.DataFrame, cut_max_n: int, cut_block: int | None, lp_max_n: int,
-            lp_options: dict) -> list[dict]:
+            lp_options: dict, reuse: dict, lp_patterns: list[str] | None = None) -> list[dict]:
     out = []
     for _, r in rows.iterrows():
         inst, window = rebuild(experiment, r)
+        old = reuse.get((experiment, int(r.cell_seed), r.pattern, int(r.n)))
+        if old is not None and abs(float(old["window"]) - window) > _REL * max(1.0, window):
+            raise RuntimeError(f"--reuse: {experiment} n={r.n} {r.pattern} seed={r.seed}: window bound "
+                               f"{old['window']} there, {window} here: not the same instance")
         cut, cut_seconds, block = None, None, None
-        if inst.n <= cut_max_n or cut_block:
+        cut_reused = lp_reused = False
+        if old is not None and old["cut"] is not None and (inst.n <= cut_max_n or cut_block):
+            cut, cut_seconds, block, cut_reused = old["cut"], old["cut_seconds"], old["cut_block"], True
+        elif inst.n <= cut_max_n or cut_block:
             block = None if inst.n <= cut_max_n else cut_block
             t0 = time.perf_counter()
             cut = dynamic_cut_bound(inst, block=block, max_edges=max(cut_max_n, cut_block or 0))
             cut_seconds = time.perf_counter() - t0
         lp, lp_seconds, lp_solve = None, None, None
-        if inst.n <= lp_max_n:
+        if old is not None and old["lp"] is not None and inst.n <= lp_max_n:
+            lp, lp_seconds, lp_solve, lp_reused = old["lp"], old["lp_seconds"], old["lp_solve_seconds"], True
+        elif inst.n <= lp_max_n and (lp_patterns is None or r.pattern in lp_patterns):
             t0 = time.perf_counter()
             lp_bound = dynamic_cut_lp_bound(inst, **lp_options)
             lp, lp_seconds, lp_solve = lp_bound.value, time.perf_counter() - t0, lp_bound.solve_seconds
@@ -103,21 +141,31 @@ def _bounds(experiment: str, rows: pd.DataFrame, cut_max_n: int, cut_block: int 
         check.raise_if_infeasible()
         if abs(check.value - arc.value) > _REL * max(1.0, arc.value):
             raise RuntimeError(f"arc bound {arc.value} replays to {check.value}")
+        start = time.perf_counter()
+        swap = dynamic_swap_search(inst, arc)
+        swap_seconds = time.perf_counter() - start
+        check = check_ring_run(inst, swap, augmentation=1.0)
+        check.raise_if_infeasible()
+        if abs(check.value - swap.value) > _REL * max(1.0, swap.value) or swap.value > arc.value + _REL:
+            raise RuntimeError(f"swap search {swap.value} replays to {check.value} (arc bound {arc.value})")
         static = float(r.opt_static) if r.static_denominator == "milp" else np.inf
         exact = float(r.opt_dynamic) if r.dynamic_denominator == "dp" else None
-        ub = min(arc.value, static)
-        if exact is not None and not (lb <= exact * (1 + _REL) + _REL and exact <= arc.value * (1 + _REL) + _REL):
+        ub = min(swap.value, static)
+        if exact is not None and not (lb <= exact * (1 + _REL) + _REL and exact <= swap.value * (1 + _REL) + _REL):
             raise RuntimeError(f"{experiment} n={r.n} {r.pattern} seed={r.seed}: lb {lb}, OPT_dyn {exact}, "
-                               f"arc {arc.value} out of order")
+                               f"swap {swap.value} out of order")
         if lb > ub * (1 + _REL) + _REL:
             raise RuntimeError(f"{experiment} n={r.n} {r.pattern} seed={r.seed}: lb {lb} above ub {ub}")
         out.append({"experiment": experiment, "pattern": r.pattern, "n": int(r.n), "servers": int(r.servers),
                     "seed": int(r.seed), "cell_seed": int(r.cell_seed), "n_requests": int(r.n_requests),
                     "window": window, "cut": cut, "cut_block": block, "cut_seconds": cut_seconds, "lp": lp,
-                    "lp_seconds": lp_seconds, "lp_solve_seconds": lp_solve, "lb": lb,
-                    "arc": arc.value, "opt_static": None if np.isinf(static) else static,
+                    "lp_seconds": lp_seconds, "lp_solve_seconds": lp_solve, "lb": lb, "cut_reused": cut_reused,
+                    "lp_reused": lp_reused,
+                    "arc": arc.value, "swap": swap.value, "swap_rounds": list(swap.rounds),
+                    "opt_static": None if np.isinf(static) else static,
                     "ub": ub, "opt_dynamic": exact, "arc_moves": int(arc.migrations.shape[0]),
-                    "arc_seconds": seconds})
+                    "swap_moves": int(swap.migrations.shape[0]), "arc_seconds": seconds,
+                    "swap_seconds": swap_seconds})
     return out
 
 
@@ -142,6 +190,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="the cut-set LP with its min-move rows (tighter, several times slower)")
     ap.add_argument("--cut-block", type=int, default=None,
                     help="beyond --cut-max-n, the cut-set DP separated into arcs of this many edges")
+    ap.add_argument("--lp-patterns", default=None,
+                    help="solve the LP only on these patterns (comma separated; default all; reused bounds stay)")
+    ap.add_argument("--reuse", type=Path, default=None,
+                    help="take the cut-set DP and LP bounds an earlier run's JSON holds (same LP options)")
     args = ap.parse_args(argv)
     cut_max_n = args.cut_max_n if args.cut_max_n is not None else (12 if args.quick else 16)
     lp_max_n = args.lp_max_n if args.lp_max_n is not None else (6 if args.quick else 32)
@@ -151,7 +203,9 @@ def main(argv: list[str] | None = None) -> int:
     report["parameters"] = {"cut_max_n": cut_max_n, "cut_block": args.cut_block, "lp_max_n": lp_max_n,
                             "lp_chunk": args.lp_chunk, "lp_overlap": args.lp_overlap, "lp_options": IPM_OPTIONS,
                             "lp_sweeps": args.lp_sweeps, "lp_min_move": bool(args.lp_min_move),
+                            "lp_patterns": args.lp_patterns.split(",") if args.lp_patterns else None,
                             "quick": bool(args.quick)}
+    reuse, report["reused"] = ({}, None) if args.reuse is None else reused_bounds(args.reuse, report["parameters"])
     bounds: list[dict] = []
     tables = {}
     for experiment in EXPERIMENTS:
@@ -165,14 +219,14 @@ def main(argv: list[str] | None = None) -> int:
         rows = recorded_instances(table)
         bounds += _bounds(experiment, rows, cut_max_n, args.cut_block, lp_max_n,
                           {"min_move": args.lp_min_move, "chunk": args.lp_chunk, "overlap": args.lp_overlap,
-                           "sweeps": args.lp_sweeps})
+                           "sweeps": args.lp_sweeps}, reuse, report["parameters"]["lp_patterns"])
         print(f"{experiment}: {len(rows)} instances bounded", flush=True)
     b = pd.DataFrame(bounds)
     report["instances"] = bounds
     # per policy and instance: the bracket [ALG / ub, ALG / lb] of ALG / OPT_dyn
     merged = []
     for experiment, table in tables.items():
-        m = table.merge(b[b.experiment == experiment][["cell_seed", "pattern", "n", "lb", "ub", "arc"]],
+        m = table.merge(b[b.experiment == experiment][["cell_seed", "pattern", "n", "lb", "ub", "arc", "swap"]],
                         on=["cell_seed", "pattern", "n"], validate="many_to_one")
         m["experiment"] = experiment
         merged.append(m)
@@ -183,9 +237,13 @@ def main(argv: list[str] | None = None) -> int:
         ratio_exact=("ratio_dynamic", "mean"), cells=("total", "size")).reset_index()
     report["brackets"] = brackets.to_dict(orient="records")
     gaps = b.assign(ub_over_lb=b.ub / b.lb, arc_over_static=b.arc / b.opt_static,
-                    arc_over_opt=b.arc / b.opt_dynamic, lb_over_opt=b.lb / b.opt_dynamic)
+                    arc_over_opt=b.arc / b.opt_dynamic, lb_over_opt=b.lb / b.opt_dynamic,
+                    swap_over_opt=b.swap / b.opt_dynamic, swap_over_arc=b.swap / b.arc)
     gaps = gaps.groupby(["experiment", "pattern", "n"], sort=True).agg(
         window=("window", "mean"), cut=("cut", "mean"), lp=("lp", "mean"), lb=("lb", "mean"), arc=("arc", "mean"),
+        swap=("swap", "mean"), swap_over_opt=("swap_over_opt", "mean"), swap_over_opt_max=("swap_over_opt", "max"),
+        swap_over_arc=("swap_over_arc", "mean"), swap_seconds_median=("swap_seconds", "median"),
+        swap_seconds_max=("swap_seconds", "max"),
         opt_static=("opt_static", "mean"), ub=("ub", "mean"),
         opt_dynamic=("opt_dynamic", "mean"), ub_over_lb=("ub_over_lb", "mean"),
         arc_over_static=("arc_over_static", "mean"), arc_over_opt=("arc_over_opt", "mean"),
@@ -201,25 +259,37 @@ def main(argv: list[str] | None = None) -> int:
              "`window` window lower bound, `cut` the DP over cut sets (a lower bound; n <= "
              f"{cut_max_n}"
              + (f", beyond it separated into arcs of {args.cut_block} edges" if args.cut_block else "")
-             + f"), `lp` the cut-set LP's certified bound (n <= {lp_max_n}; pieces of {args.lp_chunk}, overlap "
+             + f"), `lp` the cut-set LP's certified bound (n <= {lp_max_n}"
+             + (f", patterns {', '.join(report['parameters']['lp_patterns'])} unless reused"
+                if report["parameters"]["lp_patterns"] else "")
+             + f"; pieces of {args.lp_chunk}, overlap "
              f"{args.lp_overlap}, " + (f"{args.lp_sweeps} sweep{'s' if args.lp_sweeps != 1 else ''}"
                                        if args.lp_sweeps else "independent pieces") + "; "
              + ("with" if args.lp_min_move else "without")
              + " its min-move rows), `lb = max(window, cut, lp)` "
-             "(the mean of each instance's largest), `arc` moving-arcs upper bound, "
-             "`ub = min(arc, OPT_static)`; `lb / OPT_dyn` and `arc / OPT_dyn` where the DP over labellings "
-             "gives OPT_dyn.", "", "<a id=\"gaps\"></a>", "",
-             "| experiment | pattern | n | window | cut | lp | lb | OPT_dyn | arc | OPT_static | ub / lb | "
-             "lb / OPT_dyn | arc / OPT_static | arc / OPT_dyn (mean, max) | arc DP s (median, max) | "
-             "cut DP s (median) | LP s (median) |",
-             "|---|---|---:|" + "---:|" * 14]
+             "(the mean of each instance's largest), `arc` moving-arcs upper bound, `swap` the "
+             "swap-neighbourhood search from the arc bound's schedule (an upper bound, at most `arc`), "
+             "`ub = min(swap, OPT_static)`; `lb / OPT_dyn`, `arc / OPT_dyn` and `swap / OPT_dyn` where the DP "
+             "over labellings gives OPT_dyn."
+             + ("" if report["reused"] is None else
+                f" The cut-set DP bounds of {sum(x['cut_reused'] for x in bounds)} instances and the LP bounds of "
+                f"{sum(x['lp_reused'] for x in bounds)} are taken "
+                f"from `{report['reused']['file']}` (created {report['reused']['created']}, code version "
+                f"{report['reused']['code_version']}; `--reuse`), their times are that run's."),
+             "", "<a id=\"gaps\"></a>", "",
+             "| experiment | pattern | n | window | cut | lp | lb | OPT_dyn | arc | swap | OPT_static | ub / lb | "
+             "lb / OPT_dyn | arc / OPT_static | arc / OPT_dyn (mean, max) | swap / OPT_dyn (mean, max) | "
+             "swap / arc | arc DP s (median, max) | swap s (median, max) | cut DP s (median) | LP s (median) |",
+             "|---|---|---:|" + "---:|" * 18]
     for g in gaps.itertuples():
         lines.append(f"| {g.experiment} | {g.pattern} | {g.n} | {g.window:.1f} | {fmt(g.cut)} | {fmt(g.lp)} | "
                      f"{g.lb:.1f} | "
-                     f"{fmt(g.opt_dynamic)} | {g.arc:.1f} | {fmt(g.opt_static)} | {g.ub_over_lb:.2f} | "
-                     f"{fmt(g.lb_over_opt)} | {fmt(g.arc_over_static)} | "
+                     f"{fmt(g.opt_dynamic)} | {g.arc:.1f} | {g.swap:.1f} | {fmt(g.opt_static)} | "
+                     f"{g.ub_over_lb:.2f} | {fmt(g.lb_over_opt)} | {fmt(g.arc_over_static)} | "
                      f"{fmt(g.arc_over_opt)}, {fmt(g.arc_over_opt_max)} | "
-                     f"{g.arc_seconds_median:.2f}, {g.arc_seconds_max:.2f} | {fmt(g.cut_seconds_median)} | "
+                     f"{fmt(g.swap_over_opt)}, {fmt(g.swap_over_opt_max)} | {g.swap_over_arc:.2f} | "
+                     f"{g.arc_seconds_median:.2f}, {g.arc_seconds_max:.2f} | "
+                     f"{g.swap_seconds_median:.2f}, {g.swap_seconds_max:.2f} | {fmt(g.cut_seconds_median)} | "
                      f"{fmt(g.lp_seconds_median)} |")
     lines += ["", "## ALG / OPT_dyn in [ALG / ub, ALG / lb], mean over seeds (`ring-ratio`)", "",
               "Each cell: `ALG / ub - ALG / lb` (the exact ratio, where the DP runs, is in `ring-ratio-exact`).",

@@ -222,6 +222,25 @@ def test_session_benchmarks_quick(tmp_path):
     assert ring_dynamic_bracket.main(["--quick", "--out", str(tmp_path)]) == 0
     bracket = json.loads((tmp_path / "ring_dynamic_bracket.json").read_text())
     assert all(b["lb"] <= b["ub"] + 1e-9 for b in bracket["instances"])
+    assert all(b["swap"] <= b["arc"] + 1e-9 and b["ub"] == min(b["swap"], b["opt_static"] or np.inf)
+               and not b["cut_reused"] and not b["lp_reused"] for b in bracket["instances"])
+    assert any(b["swap"] < b["arc"] - 1e-9 for b in bracket["instances"])
+    # --reuse: the LP bounds of n <= 6 come from the first run, n = 9 is solved now; other LP options refused
+    first = tmp_path / "first.json"
+    first.write_text((tmp_path / "ring_dynamic_bracket.json").read_text())
+    again = tmp_path / "again"
+    assert ring_dynamic_bracket.main(["--quick", "--reuse", str(first), "--lp-max-n", "9", "--out", str(again)]) \
+        == 0
+    reran = json.loads((again / "ring_dynamic_bracket.json").read_text())
+    assert reran["reused"]["file"] == str(first) and reran["reused"]["created"] == bracket["created"]
+    for a, b in zip(bracket["instances"], reran["instances"], strict=True):
+        assert b["cut_reused"] == (a["cut"] is not None) and b["cut"] == a["cut"]
+        assert b["lp_reused"] == (a["lp"] is not None)
+        assert b["lp"] == a["lp"] if b["lp_reused"] else (b["lp"] is None) == (b["n"] > 9)
+    assert any(b["lp"] is not None and not b["lp_reused"] for b in reran["instances"])  # n = 8, 9: solved now
+    assert "taken from" in (again / "ring_dynamic_bracket.md").read_text()
+    with pytest.raises(SystemExit, match="parameter lp_chunk = 500 there, 3 here"):
+        ring_dynamic_bracket.main(["--quick", "--reuse", str(first), "--lp-chunk", "3", "--out", str(again)])
     # these sequences fit one default piece, whose duals give the LP optimum; pieces of 3 compressed
     # requests give other multipliers, so (weak duality) never more, and here less somewhere
     short_args = ["--quick", "--lp-chunk", "3", "--lp-overlap", "1", "--out", str(tmp_path)]
@@ -239,6 +258,23 @@ def test_session_benchmarks_quick(tmp_path):
     assert all(b["lp"] is None or b["lp"] <= b["cut"] + 1e-9 for b in bracket["instances"])
     assert all(b["opt_dynamic"] is None or b["lb"] <= b["opt_dynamic"] + 1e-9 <= b["arc"] + 2e-9
                for b in bracket["instances"])
+
+
+def test_ring_bound_quality_quick(tmp_path):
+    from benchmarks import ring_bound_quality
+
+    assert ring_bound_quality.main(["--quick", "--out", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "ring_bound_quality.json").read_text())
+    rows = report["instances"]
+    assert len(rows) == 4 and {(r["n"], r["servers"]) for r in rows} == {(8, 4), (8, 2)}
+    for r in rows:  # every lower bound below OPT_dyn, the swap search between it and the arc bound
+        assert max(r["window"], r["cut"], r["lp"]) <= r["opt_dynamic"] + 1e-9 <= r["swap"] + 2e-9
+        assert r["swap"] <= r["arc"] + 1e-9
+    assert "| 8 | 4 | 2 | 16 | moving-hotspot |" in (tmp_path / "ring_bound_quality.md").read_text()
+    with pytest.raises(SystemExit, match="--shapes"):
+        ring_bound_quality.main(["--quick", "--shapes", "8x4"])
+    with pytest.raises(SystemExit, match="--patterns"):
+        ring_bound_quality.main(["--quick", "--patterns", "spiral"])
 
 
 def test_gadget_fattree_quick(tmp_path):

@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyomo.environ as pyo
 
-from clusteropt.algorithms.ring.offline import compress_requests, migrations_from_placements
+from clusteropt.algorithms.ring.offline import compress_requests, migrations_from_placements, schedule_cost
 from clusteropt.instances.ring import RingInstance
 from clusteropt.models.registry import ModelSpec, register_model
 
@@ -297,16 +297,6 @@ def placements_from_model(model: pyo.ConcreteModel, *, tol: float = 1e-6) -> np.
     return out
 
 
-def _run_cost(instance: RingInstance, placements: np.ndarray, weights: np.ndarray, edges: np.ndarray) -> float:
-    """Communication plus migration of serving run t under ``placements[t]`` (recomputed)."""
-    n = instance.n
-    prev = np.vstack([np.asarray(instance.initial)[None, :], placements])
-    migr = int((prev[1:] != prev[:-1]).sum())
-    t = np.arange(edges.size)
-    hits = placements[t, edges] != placements[t, (edges + 1) % n]
-    return float(weights @ hits) + float(instance.alpha) * migr
-
-
 @dataclasses.dataclass(frozen=True)
 class RingOptimum:
     """An offline optimum (or bound) of ring partitioning.
@@ -406,7 +396,7 @@ def ring_dynamic_optimum(instance: RingInstance, *, capacity: float | None = Non
     edges, weights, starts = model.steps
 
     def to_run(p):
-        return _run_cost(instance, p, weights, edges), migrations_from_placements(instance.initial, p, starts)
+        return schedule_cost(instance, p, edges, weights), migrations_from_placements(instance.initial, p, starts)
 
     return _optimum(instance, model, to_run, relax=relax, solver=solver, time_limit=time_limit, cap=cap)
 

@@ -95,6 +95,7 @@ __all__ = [
     "line_hitting_static_opt",
     "line_mts_opt",
     "migrations_from_placements",
+    "schedule_cost",
     "static_opt_bruteforce",
 ]
 
@@ -246,6 +247,23 @@ def migrations_from_placements(initial, placements, starts) -> np.ndarray:
             out.append(np.column_stack([np.full(moved.size, int(starts[t]) - 1), moved, p[moved]]))
         prev = p
     return np.concatenate(out).astype(np.int64) if out else np.zeros((0, 3), dtype=np.int64)
+
+
+def schedule_cost(instance, placements: np.ndarray, edges: np.ndarray, weights: np.ndarray) -> float:
+    """Communication plus ``alpha`` x migrations of serving compressed request ``t`` under
+    ``placements[t]``, starting from ``instance.initial`` (recomputed from the placements alone).
+
+    >>> from clusteropt.instances.ring import RingInstance
+    >>> inst = RingInstance(n=4, servers=2, requests=[1, 1, 3])     # initial [0, 0, 1, 1]
+    >>> schedule_cost(inst, np.array([[0, 0, 1, 1], [1, 0, 0, 1]]), np.array([1, 3]), np.array([2, 1]))
+    4.0
+    """
+    p = np.asarray(placements, dtype=np.int64)
+    prev = np.vstack([np.asarray(instance.initial, dtype=np.int64)[None, :], p])
+    moves = int((prev[1:] != prev[:-1]).sum())
+    t = np.arange(edges.size)
+    hits = p[t, edges] != p[t, (edges + 1) % instance.n]
+    return float(np.asarray(weights, dtype=float) @ hits) + float(instance.alpha) * moves
 
 
 @dataclasses.dataclass(frozen=True)
