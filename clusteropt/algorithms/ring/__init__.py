@@ -8,7 +8,6 @@
 ``dynamic``    the dynamic algorithm (Sec. 3): random-shift intervals, one MTS-driven cut each;
 ``static``     the static algorithm (Sec. 4.2): slicing, colour clusters, scheduling;
 ``baselines``  never migrate, best static contiguous arcs in hindsight, greedy cut moving;
-``offline``    exact offline optima without a solver for tiny instances (dynamic programming),
-               and lower and upper bounds on OPT_dyn at any size;
+``offline``    exact offline optima for tiny instances (dynamic programming), bounds on OPT_dyn at any size;
 ``swap_search`` an upper bound on OPT_dyn: swap-neighbourhood DP rounds from a feasible schedule.
 """
