@@ -22,10 +22,15 @@ on):
 - ``arc``: the moving-arcs upper bound (``dynamic_arc_bound``: the best offline solution that
   keeps every server on one arc of k processes and may rotate or relabel the arcs before any
   request), whose schedule is replayed by ``check_ring_run`` at capacity k;
-- ``swap``: the swap-neighbourhood search started from the arc bound's schedule
+- ``swap_arc``: the swap-neighbourhood search started from the arc bound's schedule
   (``clusteropt.algorithms.ring.swap_search.dynamic_swap_search``: rounds of an exact DP over the
   schedule's swaps of two processes, then over re-timings of its labellings, until a round gains
-  nothing), at most ``arc``; its schedule is replayed by ``check_ring_run`` at capacity k too;
+  nothing), at most ``arc``;
+- ``swap``: the better of ``swap_arc`` and the same search started from the arc bound with the
+  static optimum's placement among its candidates (``dynamic_swap_bound``; the placement is the
+  static MILP's, ``ring_static_optimum`` re-solved here with a limit of ``--static-time-limit``
+  seconds, its incumbent used if it is not proved); ``swap_start`` says which start won; both
+  schedules are replayed by ``check_ring_run`` at capacity k;
 - ``ub = min(swap, OPT_static)`` (OPT_static when the experiment's MILP proved it).
 
 So ``lb <= OPT_dyn <= ub``, and each policy's ALG / OPT_dyn lies in ``[ALG / ub, ALG / lb]``; the
@@ -46,6 +51,7 @@ file, its creation time and code version, and marks every reused bound (``cut_re
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 
@@ -57,8 +63,11 @@ from clusteropt.algorithms.ring.offline import dynamic_arc_bound, dynamic_cut_bo
 from clusteropt.algorithms.ring.swap_search import dynamic_swap_search
 from clusteropt.experiments.ring import INSTANCE_KEYS, ring_instance
 from clusteropt.instances.ring import RingInstance
+from clusteropt.models.ring import ring_static_optimum
 from clusteropt.models.ring_cut import CHUNK, IPM_OPTIONS, OVERLAP, SWEEPS, dynamic_cut_lp_bound
 from clusteropt.verify import check_ring_run
+
+log = logging.getLogger(__name__)
 
 NAME = "ring_dynamic_bracket"
 RECORDS = Path(__file__).resolve().parent / "results" / "experiments"
@@ -108,8 +117,17 @@ def reused_bounds(path: Path, parameters: dict) -> tuple[dict, dict]:
     return table, {"file": str(path), "created": old["created"], "code_version": old["code_version"]}
 
 
+def _replayed(inst: RingInstance, sol, name: str, at_most: float) -> None:
+    """Replay ``sol`` by ``check_ring_run`` at capacity k: feasible, its value recomputed, at most ``at_most``."""
+    check = check_ring_run(inst, sol, augmentation=1.0)
+    check.raise_if_infeasible()
+    if abs(check.value - sol.value) > _REL * max(1.0, sol.value) or sol.value > at_most + _REL:
+        raise RuntimeError(f"{name} {sol.value} replays to {check.value} (expected at most {at_most})")
+
+
 def _bounds(experiment: str, rows: pd.DataFrame, cut_max_n: int, cut_block: int | None, lp_max_n: int,
-            lp_options: dict, reuse: dict, lp_patterns: list[str] | None = None) -> list[dict]:
+            lp_options: dict, reuse: dict, lp_patterns: list[str] | None = None,
+            static_time_limit: float = 60.0) -> list[dict]:
     out = []
     for _, r in rows.iterrows():
         inst, window = rebuild(experiment, r)
@@ -142,12 +160,27 @@ def _bounds(experiment: str, rows: pd.DataFrame, cut_max_n: int, cut_block: int 
         if abs(check.value - arc.value) > _REL * max(1.0, arc.value):
             raise RuntimeError(f"arc bound {arc.value} replays to {check.value}")
         start = time.perf_counter()
-        swap = dynamic_swap_search(inst, arc)
+        swap_arc = dynamic_swap_search(inst, arc)
         swap_seconds = time.perf_counter() - start
-        check = check_ring_run(inst, swap, augmentation=1.0)
-        check.raise_if_infeasible()
-        if abs(check.value - swap.value) > _REL * max(1.0, swap.value) or swap.value > arc.value + _REL:
-            raise RuntimeError(f"swap search {swap.value} replays to {check.value} (arc bound {arc.value})")
+        start = time.perf_counter()
+        static_sol = ring_static_optimum(inst, time_limit=static_time_limit)
+        static_seconds = time.perf_counter() - start
+        if (static_sol.proven_optimal and r.static_denominator == "milp"
+                and abs(float(static_sol.value) - float(r.opt_static)) > 1e-6 * max(1.0, float(r.opt_static))):
+            raise RuntimeError(f"{experiment} n={r.n} {r.pattern} seed={r.seed}: static MILP {static_sol.value}, "
+                               f"recorded OPT_static {r.opt_static}")
+        swap, swap_start, swap_static_seconds = swap_arc, "arc", None
+        if static_sol.value is not None:  # the second start of dynamic_swap_bound, kept apart to time it
+            start = time.perf_counter()
+            other = dynamic_swap_search(inst, dynamic_arc_bound(inst, extra=static_sol.placement()))
+            swap_static_seconds = time.perf_counter() - start
+            if other.value < swap_arc.value - _REL:
+                swap, swap_start = other, "arc+extra"
+            _replayed(inst, other, "swap search from the static optimum", arc.value)
+        else:
+            log.warning("%s n=%s %s seed=%s: the static MILP found no placement in %s s: swap from the arc bound "
+                        "only", experiment, r.n, r.pattern, r.seed, static_time_limit)
+        _replayed(inst, swap_arc, "swap search", arc.value)
         static = float(r.opt_static) if r.static_denominator == "milp" else np.inf
         exact = float(r.opt_dynamic) if r.dynamic_denominator == "dp" else None
         ub = min(swap.value, static)
@@ -161,7 +194,10 @@ def _bounds(experiment: str, rows: pd.DataFrame, cut_max_n: int, cut_block: int 
                     "window": window, "cut": cut, "cut_block": block, "cut_seconds": cut_seconds, "lp": lp,
                     "lp_seconds": lp_seconds, "lp_solve_seconds": lp_solve, "lb": lb, "cut_reused": cut_reused,
                     "lp_reused": lp_reused,
-                    "arc": arc.value, "swap": swap.value, "swap_rounds": list(swap.rounds),
+                    "arc": arc.value, "swap_arc": swap_arc.value, "swap": swap.value, "swap_start": swap_start,
+                    "swap_rounds": list(swap.rounds), "static_placement_value": static_sol.value,
+                    "static_placement_proved": bool(static_sol.proven_optimal), "static_seconds": static_seconds,
+                    "swap_static_seconds": swap_static_seconds,
                     "opt_static": None if np.isinf(static) else static,
                     "ub": ub, "opt_dynamic": exact, "arc_moves": int(arc.migrations.shape[0]),
                     "swap_moves": int(swap.migrations.shape[0]), "arc_seconds": seconds,
@@ -192,6 +228,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="beyond --cut-max-n, the cut-set DP separated into arcs of this many edges")
     ap.add_argument("--lp-patterns", default=None,
                     help="solve the LP only on these patterns (comma separated; default all; reused bounds stay)")
+    ap.add_argument("--static-time-limit", type=float, default=60.0,
+                    help="seconds for the static MILP whose placement starts the second swap search (default 60)")
     ap.add_argument("--reuse", type=Path, default=None,
                     help="take the cut-set DP and LP bounds an earlier run's JSON holds (same LP options)")
     args = ap.parse_args(argv)
@@ -204,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
                             "lp_chunk": args.lp_chunk, "lp_overlap": args.lp_overlap, "lp_options": IPM_OPTIONS,
                             "lp_sweeps": args.lp_sweeps, "lp_min_move": bool(args.lp_min_move),
                             "lp_patterns": args.lp_patterns.split(",") if args.lp_patterns else None,
-                            "quick": bool(args.quick)}
+                            "static_time_limit": args.static_time_limit, "quick": bool(args.quick)}
     reuse, report["reused"] = ({}, None) if args.reuse is None else reused_bounds(args.reuse, report["parameters"])
     bounds: list[dict] = []
     tables = {}
@@ -219,7 +257,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = recorded_instances(table)
         bounds += _bounds(experiment, rows, cut_max_n, args.cut_block, lp_max_n,
                           {"min_move": args.lp_min_move, "chunk": args.lp_chunk, "overlap": args.lp_overlap,
-                           "sweeps": args.lp_sweeps}, reuse, report["parameters"]["lp_patterns"])
+                           "sweeps": args.lp_sweeps}, reuse, report["parameters"]["lp_patterns"],
+                          args.static_time_limit)
         print(f"{experiment}: {len(rows)} instances bounded", flush=True)
     b = pd.DataFrame(bounds)
     report["instances"] = bounds
@@ -241,7 +280,9 @@ def main(argv: list[str] | None = None) -> int:
                     swap_over_opt=b.swap / b.opt_dynamic, swap_over_arc=b.swap / b.arc)
     gaps = gaps.groupby(["experiment", "pattern", "n"], sort=True).agg(
         window=("window", "mean"), cut=("cut", "mean"), lp=("lp", "mean"), lb=("lb", "mean"), arc=("arc", "mean"),
-        swap=("swap", "mean"), swap_over_opt=("swap_over_opt", "mean"), swap_over_opt_max=("swap_over_opt", "max"),
+        swap_arc=("swap_arc", "mean"), swap=("swap", "mean"),
+        static_start_wins=("swap_start", lambda x: int((x == "arc+extra").sum())),
+        swap_over_opt=("swap_over_opt", "mean"), swap_over_opt_max=("swap_over_opt", "max"),
         swap_over_arc=("swap_over_arc", "mean"), swap_seconds_median=("swap_seconds", "median"),
         swap_seconds_max=("swap_seconds", "max"),
         opt_static=("opt_static", "mean"), ub=("ub", "mean"),
@@ -267,8 +308,10 @@ def main(argv: list[str] | None = None) -> int:
                                        if args.lp_sweeps else "independent pieces") + "; "
              + ("with" if args.lp_min_move else "without")
              + " its min-move rows), `lb = max(window, cut, lp)` "
-             "(the mean of each instance's largest), `arc` moving-arcs upper bound, `swap` the "
-             "swap-neighbourhood search from the arc bound's schedule (an upper bound, at most `arc`), "
+             "(the mean of each instance's largest), `arc` moving-arcs upper bound, `swap arc` the "
+             "swap-neighbourhood search from the arc bound's schedule (an upper bound, at most `arc`), `swap` "
+             "the better of it and the search from the arc bound with the static optimum's placement among its "
+             "candidates (`static wins`: instances where that start is better), "
              "`ub = min(swap, OPT_static)`; `lb / OPT_dyn`, `arc / OPT_dyn` and `swap / OPT_dyn` where the DP "
              "over labellings gives OPT_dyn."
              + ("" if report["reused"] is None else
@@ -277,14 +320,16 @@ def main(argv: list[str] | None = None) -> int:
                 f"from `{report['reused']['file']}` (created {report['reused']['created']}, code version "
                 f"{report['reused']['code_version']}; `--reuse`), their times are that run's."),
              "", "<a id=\"gaps\"></a>", "",
-             "| experiment | pattern | n | window | cut | lp | lb | OPT_dyn | arc | swap | OPT_static | ub / lb | "
+             "| experiment | pattern | n | window | cut | lp | lb | OPT_dyn | arc | swap arc | swap | "
+             "static wins | OPT_static | ub / lb | "
              "lb / OPT_dyn | arc / OPT_static | arc / OPT_dyn (mean, max) | swap / OPT_dyn (mean, max) | "
              "swap / arc | arc DP s (median, max) | swap s (median, max) | cut DP s (median) | LP s (median) |",
-             "|---|---|---:|" + "---:|" * 18]
+             "|---|---|---:|" + "---:|" * 20]
     for g in gaps.itertuples():
         lines.append(f"| {g.experiment} | {g.pattern} | {g.n} | {g.window:.1f} | {fmt(g.cut)} | {fmt(g.lp)} | "
                      f"{g.lb:.1f} | "
-                     f"{fmt(g.opt_dynamic)} | {g.arc:.1f} | {g.swap:.1f} | {fmt(g.opt_static)} | "
+                     f"{fmt(g.opt_dynamic)} | {g.arc:.1f} | {g.swap_arc:.1f} | {g.swap:.1f} | "
+                     f"{g.static_start_wins} of {g.instances} | {fmt(g.opt_static)} | "
                      f"{g.ub_over_lb:.2f} | {fmt(g.lb_over_opt)} | {fmt(g.arc_over_static)} | "
                      f"{fmt(g.arc_over_opt)}, {fmt(g.arc_over_opt_max)} | "
                      f"{fmt(g.swap_over_opt)}, {fmt(g.swap_over_opt_max)} | {g.swap_over_arc:.2f} | "

@@ -331,6 +331,25 @@ class RingOptimum:
     augmentation: float
     capacity: int
 
+    def placement(self) -> np.ndarray:
+        """The server of every process after all migrations, ``(n,)``: for OPT_static the placement
+        that serves every request (e.g. a start for
+        :func:`~clusteropt.algorithms.ring.swap_search.dynamic_swap_bound`).
+
+        Examples
+        --------
+        >>> inst = RingInstance(n=8, servers=2, requests=[1] * 10 + [3] * 10 + [4] * 10 + [6] * 10)
+        >>> p = ring_static_optimum(inst).placement()     # (one of several optima)
+        >>> [int(p[e] != p[(e + 1) % 8]) for e in (1, 3, 4, 6)], int((p != inst.initial).sum())
+        ([0, 0, 0, 0], 4)
+        """
+        if self.initial is None or self.migrations is None:
+            raise ValueError("no placement: the solve found no integral solution (value None or relax=True)")
+        out = np.array(self.initial, dtype=np.int64)
+        for _, v, c in np.asarray(self.migrations, dtype=np.int64).reshape(-1, 3).tolist():
+            out[v] = c
+        return out
+
 
 def _optimum(instance, model, placements_to_run, *, relax, solver, time_limit, cap) -> RingOptimum:
     from clusteropt.solvers import solve

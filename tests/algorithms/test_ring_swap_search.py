@@ -23,8 +23,14 @@ from clusteropt.algorithms.ring.offline import (
     dynamic_opt_restricted,
     feasible_labellings,
     schedule_cost,
+    static_opt_bruteforce,
 )
-from clusteropt.algorithms.ring.swap_search import dynamic_swap_search, retime_round, swap_round
+from clusteropt.algorithms.ring.swap_search import (
+    dynamic_swap_bound,
+    dynamic_swap_search,
+    retime_round,
+    swap_round,
+)
 from clusteropt.experiments.ring import ring_instance
 from clusteropt.instances.ring import RingInstance, random_ring
 from clusteropt.verify import check_ring_run
@@ -146,6 +152,37 @@ def test_the_search_beats_the_arc_bound_where_optima_leave_the_arcs():
     assert gains[0] == pytest.approx(1.0)
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(SHAPES[:6]), st.sampled_from(PATTERNS), st.integers(0, 10_000), st.sampled_from([0.5, 1.0]))
+def test_the_two_start_bound_is_the_better_search_and_at_most_opt_static(shape, pattern, seed, alpha):
+    n, servers = shape
+    inst = random_ring(n, servers, 6 * n, pattern, seed=seed, alpha=alpha)
+    static, placement = static_opt_bruteforce(inst)
+    from_arc = dynamic_swap_search(inst, dynamic_arc_bound(inst))
+    from_static = dynamic_swap_search(inst, dynamic_arc_bound(inst, extra=placement))
+    assert from_static.value <= static + TOL  # the restricted DP may take the static placement at once
+    sol = dynamic_swap_bound(inst, extra=placement)
+    assert sol.value == pytest.approx(min(from_arc.value, from_static.value), abs=TOL)
+    assert sol.start == ("arc+extra" if from_static.value < from_arc.value - 1e-9 else "arc")
+    assert dynamic_opt_dp(inst).value - TOL <= sol.value <= min(static, dynamic_arc_bound(inst).value) + TOL
+    check = check_ring_run(inst, sol, augmentation=1.0)
+    assert check.feasible and check.value == pytest.approx(sol.value, abs=TOL)
+    assert dynamic_swap_bound(inst).value == pytest.approx(from_arc.value, abs=TOL)
+
+
+def test_the_static_start_leaves_the_one_swap_local_optimum():
+    # ring-ratio-exact's Zipf instance at n = 12 on 3 servers, seed 3 (its cell seed in the record):
+    # from the arc bound the search stays at 26; OPT_dyn = 17 moves two swaps in consecutive requests
+    # into the static optimum's placement (OPT_static = 22), which no single swap pays for
+    inst = ring_instance({"n": 12, "servers": 3, "requests_per_process": 16.0, "pattern": "zipf"},
+                         4539518114139439585)
+    static, placement = static_opt_bruteforce(inst)
+    assert static == 22 and dynamic_opt_dp(inst).value == 17
+    assert dynamic_swap_bound(inst).value == 26
+    sol = dynamic_swap_bound(inst, extra=placement)
+    assert (sol.value, sol.start) == (17, "arc+extra")
+
+
 def test_edge_cases_and_errors():
     inst = RingInstance(n=4, servers=2, requests=[1] * 5)
     empty = RingInstance(n=4, servers=2, requests=[])
@@ -169,3 +206,12 @@ def test_edge_cases_and_errors():
     wrong = dynamic_opt_restricted(random_ring(4, 2, 9, "uniform", seed=0), np.zeros((0, 4), dtype=int))
     with pytest.raises(ValueError, match=r"start.placements: shape"):
         dynamic_swap_search(inst, wrong)
+    assert dynamic_swap_search(inst).start == "arc" and dynamic_swap_search(inst, never).start == "given"
+    with pytest.raises(ValueError, match=r"extra\[1\]\[2\] = 5; expected a server in 0..1"):
+        dynamic_swap_bound(inst, extra=[[0, 1, 0, 1], [0, 1, 5, 1]])
+    with pytest.raises(ValueError, match=r"extra\[0\]: server 0 holds 3 processes; expected at most k = 2"):
+        dynamic_swap_bound(inst, extra=[0, 0, 0, 1])
+    with pytest.raises(ValueError, match=r"extra: shape \(0,\); expected \(m, n = 4\)"):
+        dynamic_swap_bound(inst, extra=[])
+    with pytest.raises(ValueError):
+        dynamic_swap_bound(inst, extra=[0, 1, 0])  # not a multiple of n

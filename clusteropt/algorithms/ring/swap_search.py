@@ -45,7 +45,13 @@ The search
     local optimum over these neighbourhoods, an *upper bound* on OPT_dyn at the start's capacity
     with a schedule that :func:`clusteropt.verify.check_ring_run` replays; it is not OPT_dyn.  Started from the arc
     bound (the default), on the ``ring-ratio-exact`` instances it comes much closer to OPT_dyn
-    than the arc bound (``python -m benchmarks.ring_dynamic_bracket``, column ``swap``).
+    than the arc bound (``python -m benchmarks.ring_dynamic_bracket``, column ``swap arc``).
+
+Two starts
+    A one-swap neighbourhood has local optima that two swaps in a row leave (one Zipf instance of
+    ``ring-ratio-exact``: 26 against OPT_dyn 17).  :func:`dynamic_swap_bound` also starts from the
+    arc bound with given labellings among its candidates (the static optimum's placement) and
+    keeps the better schedule (column ``swap``).
 
 Cost: ``O(T' n^2)`` time per round (about 30 array operations on ``n x n`` arrays per compressed
 request) and ``T' (n (n - 1) / 2 + 1)`` stored predecessors (16-bit while that is below ``2^15``);
@@ -77,7 +83,8 @@ from clusteropt.algorithms.ring.offline import (
     schedule_cost,
 )
 
-__all__ = ["MAX_SEARCH_TABLE", "SwapSearch", "dynamic_swap_search", "retime_round", "swap_round"]
+__all__ = ["MAX_SEARCH_TABLE", "SwapSearch", "dynamic_swap_bound", "dynamic_swap_search", "retime_round",
+           "swap_round"]
 
 log = logging.getLogger(__name__)
 
@@ -94,9 +101,14 @@ class SwapSearch(DynamicDP):
     ----------
     rounds : tuple of float
         The start's cost, then the cost after each round (non-increasing).
+    start : str
+        Which start the schedule came from: ``"given"`` (:func:`dynamic_swap_search`'s ``start``),
+        ``"arc"`` (the arc bound) or ``"arc+extra"`` (the arc bound with extra labellings,
+        :func:`dynamic_swap_bound`).
     """
 
     rounds: tuple[float, ...] = ()
+    start: str = "given"
 
 
 class _Pairs:
@@ -356,8 +368,9 @@ def dynamic_swap_search(instance, start: DynamicDP | None = None, *, max_rounds:
 
     if isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer)) or max_rounds < 0:
         raise ValueError(f"max_rounds = {max_rounds!r}; expected an integer >= 0")
+    origin = "given"
     if start is None:
-        start = dynamic_arc_bound(instance)
+        start, origin = dynamic_arc_bound(instance), "arc"
     edges, weights, starts = compress_requests(instance.requests)
     P = np.asarray(start.placements, dtype=np.int64)
     if P.shape != (edges.size, instance.n):
@@ -379,4 +392,84 @@ def dynamic_swap_search(instance, start: DynamicDP | None = None, *, max_rounds:
             break
     initial = np.asarray(instance.initial, dtype=np.int64)
     return SwapSearch(value, P, starts, initial.copy(), migrations_from_placements(initial, P, starts),
-                      float(start.augmentation), tuple(history))
+                      float(start.augmentation), tuple(history), origin)
+
+
+def dynamic_swap_bound(instance, extra=None, *, max_rounds: int = 100, retime: bool = True, tol: float = 1e-9,
+                       max_table: int = MAX_SEARCH_TABLE) -> SwapSearch:
+    """An upper bound on OPT_dyn at capacity ``k``: the better of two swap searches (ours).
+
+    :func:`dynamic_swap_search` from the arc bound, and, when ``extra`` labellings are given, from
+    the arc bound with them among its candidates (``dynamic_arc_bound(instance, extra=extra)``,
+    which may move to any of them at any time).  The second start is the one that matters where
+    the search is stuck in a one-swap local optimum: on ``ring-ratio-exact`` Zipf ``n = 12`` seed
+    3 the optimal schedule moves two swaps in consecutive requests into the static optimum's
+    placement, which no single swap pays for; from the arc bound the search stays at 26, with the
+    static optimum's placement among the candidates it reaches OPT_dyn = 17.  Neither start
+    dominates (each wins somewhere, ``python -m benchmarks.ring_dynamic_bracket``, columns
+    ``swap_arc`` and ``swap``), so both run and the cheaper schedule is returned; its ``start``
+    says which.
+
+    Parameters
+    ----------
+    instance : RingInstance
+    extra : array (m, n) or (n,), optional
+        Labellings feasible at capacity ``k`` to add to the second start, typically the static
+        optimum's placement (:meth:`clusteropt.models.ring.RingOptimum.placement` of
+        :func:`~clusteropt.models.ring.ring_static_optimum`, or
+        :func:`~clusteropt.algorithms.ring.offline.static_opt_bruteforce` for small ``n``).
+        None: the search from the arc bound alone.
+    max_rounds, retime, tol, max_table
+        As in :func:`dynamic_swap_search`, for each search.
+
+    Returns
+    -------
+    SwapSearch
+        ``value >= OPT_dyn`` at capacity ``k``; ``start`` is ``"arc"`` or ``"arc+extra"`` (ties:
+        ``"arc"``).
+
+    Examples
+    --------
+    Three servers of two (n = 6).  The static optimum trades processes 1 and 5 before the first
+    request (2 moves) and then pays only the request on edge 1; from the arc bound the search
+    finds nothing better than 4:
+
+    >>> from clusteropt.instances.ring import RingInstance
+    >>> from clusteropt.algorithms.ring.offline import dynamic_opt_dp, static_opt_bruteforce
+    >>> inst = RingInstance(n=6, servers=3, requests=[5, 2, 1, 5, 5, 5])
+    >>> value, placement = static_opt_bruteforce(inst)
+    >>> value, placement.tolist()
+    (3.0, [0, 2, 1, 1, 2, 0])
+    >>> dynamic_swap_bound(inst).value
+    4.0
+    >>> sol = dynamic_swap_bound(inst, extra=placement)
+    >>> sol.value, sol.start, dynamic_opt_dp(inst).value
+    (3.0, 'arc+extra', 3.0)
+    """
+    from clusteropt.algorithms.ring.offline import dynamic_arc_bound
+
+    def search(start: DynamicDP) -> SwapSearch:
+        return dynamic_swap_search(instance, start, max_rounds=max_rounds, retime=retime, tol=tol,
+                                   max_table=max_table)
+
+    best = search(dynamic_arc_bound(instance))
+    best = dataclasses.replace(best, start="arc")
+    if extra is None:
+        return best
+    E = np.asarray(extra, dtype=np.int64).reshape(-1, instance.n) if np.size(extra) else None
+    if E is None:
+        raise ValueError(f"extra: shape {np.shape(extra)}; expected (m, n = {instance.n}) labellings, m >= 1")
+    for i, row in enumerate(E):
+        bad = np.flatnonzero((row < 0) | (row >= instance.servers))
+        if bad.size:
+            raise ValueError(f"extra[{i}][{int(bad[0])}] = {int(row[bad[0]])}; expected a server in "
+                             f"0..{instance.servers - 1}")
+        loads = np.bincount(row, minlength=instance.servers)
+        if loads.max() > instance.k:
+            c = int(loads.argmax())
+            raise ValueError(f"extra[{i}]: server {c} holds {int(loads[c])} processes; expected at most k = "
+                             f"{instance.k}")
+    other = search(dynamic_arc_bound(instance, extra=E))
+    if other.value < best.value - tol:
+        return dataclasses.replace(other, start="arc+extra")
+    return best
