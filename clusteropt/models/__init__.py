@@ -14,6 +14,7 @@ from clusteropt.models import (  # noqa: F401  (register)
     realtime,
     ring,
     ring_cut,
+    ring_move,
     worker_placement,
 )
 from clusteropt.models.broker import (

@@ -61,7 +61,7 @@ import numpy.typing as npt
 from clusteropt.instances.ring import RingInstance
 from clusteropt.verify.base import Check, Violation
 
-__all__ = ["RingCheck", "check_ring_run", "cut_lagrangian_bound"]
+__all__ = ["RingCheck", "box_lp_dual_bound", "check_ring_run", "cut_lagrangian_bound"]
 
 _MISSING = object()
 
@@ -520,3 +520,35 @@ def _switching_excess(sw: np.ndarray, alpha: float, m: float) -> np.ndarray:
     if q < sw.shape[1]:
         rho += (budget - q / m) * top[:, q]
     return rho
+
+
+def box_lp_dual_bound(cost: npt.ArrayLike, a, lower: npt.ArrayLike, multipliers: npt.ArrayLike) -> float:
+    """A lower bound on ``min c x`` s.t. ``A x >= lower``, ``0 <= x <= 1``, from any row multipliers
+    (weak duality; used to certify the move LP, :mod:`clusteropt.models.ring_move`).
+
+    For ``lambda >= 0`` (negative entries, and those of rows with ``lower = -inf``, are set to 0)
+    and every feasible ``x``: ``c x >= c x - lambda (A x - lower) = lambda . lower + (c - A^T
+    lambda) x >= lambda . lower + sum_j min(0, (c - A^T lambda)_j)``, since each ``x_j`` lies in
+    ``[0, 1]``.  So the returned value bounds the LP's optimum, and anything the LP relaxes, from
+    below, however the multipliers were found: a solver's inaccurate or early duals can only make
+    it weaker.  ``a`` is any matrix with ``a.T @ vector`` (scipy sparse or numpy).
+
+    Examples
+    --------
+    ``min x0 + x1`` with ``x0 + x1 >= 1``: the dual 1 certifies 1, a poor dual 0.5 certifies 0.5.
+
+    >>> box_lp_dual_bound([1, 1], np.array([[1.0, 1.0]]), [1.0], [1.0])
+    1.0
+    >>> box_lp_dual_bound([1, 1], np.array([[1.0, 1.0]]), [1.0], [0.5])
+    0.5
+    >>> box_lp_dual_bound([1, 1], np.array([[1.0, 1.0]]), [1.0], [3.0])   # overshoot: 3 - 2 - 2
+    -1.0
+    """
+    c = np.asarray(cost, dtype=float)
+    low = np.asarray(lower, dtype=float)
+    lam = np.maximum(np.asarray(multipliers, dtype=float), 0.0)
+    if lam.shape != low.shape:
+        raise ValueError(f"multipliers: shape {lam.shape}; expected one per row, {low.shape}")
+    lam[~np.isfinite(low)] = 0.0
+    reduced = c - a.T @ lam
+    return float(lam[np.isfinite(low)] @ low[np.isfinite(low)] + np.minimum(reduced, 0.0).sum())
