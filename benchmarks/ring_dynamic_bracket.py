@@ -18,7 +18,10 @@ on):
   to some patterns, ``--lp-chunk`` and ``--lp-overlap`` set the pieces, ``--lp-sweeps`` how they
   are joined (default one sweep of block coordinate ascent, each piece priced by the requests
   outside it; 0: independent pieces);
-- ``lb = max(window, cut, lp)``;
+- ``move_lp``: the move LP's certified bound (``clusteropt.models.ring_move.dynamic_move_lp_bound``:
+  the cut-set LP with process moves and run-end rows, solved whole), for ``n <= --move-lp-max-n``
+  (default 16; 0: never);
+- ``lb = max(window, cut, lp, move_lp)``;
 - ``arc``: the moving-arcs upper bound (``dynamic_arc_bound``: the best offline solution that
   keeps every server on one arc of k processes and may rotate or relabel the arcs before any
   request), whose schedule is replayed by ``check_ring_run`` at capacity k;
@@ -46,7 +49,7 @@ cut-set DP and LP bounds of the instances an earlier run's JSON already holds (s
 each instance matched by experiment, cell seed, pattern, n and its window bound) and computes the
 rest, so a new column or a larger ``--lp-max-n`` does not redo hours of LPs; the report names the
 file, its creation time and code version, and marks every reused bound (``cut_reused``,
-``lp_reused``).
+``lp_reused``; the move LP's values too, ``move_lp_reused``).
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ from clusteropt.experiments.ring import INSTANCE_KEYS, ring_instance
 from clusteropt.instances.ring import RingInstance
 from clusteropt.models.ring import ring_static_optimum
 from clusteropt.models.ring_cut import CHUNK, IPM_OPTIONS, OVERLAP, SWEEPS, dynamic_cut_lp_bound
+from clusteropt.models.ring_move import dynamic_move_lp_bound
 from clusteropt.verify import check_ring_run
 
 log = logging.getLogger(__name__)
@@ -127,7 +131,7 @@ def _replayed(inst: RingInstance, sol, name: str, at_most: float) -> None:
 
 def _bounds(experiment: str, rows: pd.DataFrame, cut_max_n: int, cut_block: int | None, lp_max_n: int,
             lp_options: dict, reuse: dict, lp_patterns: list[str] | None = None,
-            static_time_limit: float = 60.0) -> list[dict]:
+            static_time_limit: float = 60.0, move_lp_max_n: int = 0) -> list[dict]:
     out = []
     for _, r in rows.iterrows():
         inst, window = rebuild(experiment, r)
@@ -151,7 +155,14 @@ def _bounds(experiment: str, rows: pd.DataFrame, cut_max_n: int, cut_block: int 
             t0 = time.perf_counter()
             lp_bound = dynamic_cut_lp_bound(inst, **lp_options)
             lp, lp_seconds, lp_solve = lp_bound.value, time.perf_counter() - t0, lp_bound.solve_seconds
-        lb = max(window, cut if cut is not None else 0.0, lp if lp is not None else 0.0)
+        move_lp, move_lp_seconds, move_lp_reused = None, None, False
+        if old is not None and old.get("move_lp") is not None and inst.n <= move_lp_max_n:
+            move_lp, move_lp_seconds, move_lp_reused = old["move_lp"], old["move_lp_seconds"], True
+        elif inst.n <= move_lp_max_n:
+            t0 = time.perf_counter()
+            move_lp = dynamic_move_lp_bound(inst).value
+            move_lp_seconds = time.perf_counter() - t0
+        lb = max([window, *(b for b in (cut, lp, move_lp) if b is not None)])
         start = time.perf_counter()
         arc = dynamic_arc_bound(inst)
         seconds = time.perf_counter() - start
@@ -193,7 +204,8 @@ def _bounds(experiment: str, rows: pd.DataFrame, cut_max_n: int, cut_block: int 
                     "seed": int(r.seed), "cell_seed": int(r.cell_seed), "n_requests": int(r.n_requests),
                     "window": window, "cut": cut, "cut_block": block, "cut_seconds": cut_seconds, "lp": lp,
                     "lp_seconds": lp_seconds, "lp_solve_seconds": lp_solve, "lb": lb, "cut_reused": cut_reused,
-                    "lp_reused": lp_reused,
+                    "lp_reused": lp_reused, "move_lp": move_lp, "move_lp_seconds": move_lp_seconds,
+                    "move_lp_reused": move_lp_reused,
                     "arc": arc.value, "swap_arc": swap_arc.value, "swap": swap.value, "swap_start": swap_start,
                     "swap_rounds": list(swap.rounds), "static_placement_value": static_sol.value,
                     "static_placement_proved": bool(static_sol.proven_optimal), "static_seconds": static_seconds,
@@ -228,6 +240,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="beyond --cut-max-n, the cut-set DP separated into arcs of this many edges")
     ap.add_argument("--lp-patterns", default=None,
                     help="solve the LP only on these patterns (comma separated; default all; reused bounds stay)")
+    ap.add_argument("--move-lp-max-n", type=int, default=None,
+                    help="certify the move LP's bound up to this n (default 16; --quick 8; 0: never)")
     ap.add_argument("--static-time-limit", type=float, default=60.0,
                     help="seconds for the static MILP whose placement starts the second swap search (default 60)")
     ap.add_argument("--reuse", type=Path, default=None,
@@ -238,7 +252,9 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     report = header(NAME, ("numpy",))
     report["records"] = {}
-    report["parameters"] = {"cut_max_n": cut_max_n, "cut_block": args.cut_block, "lp_max_n": lp_max_n,
+    move_lp_max_n = args.move_lp_max_n if args.move_lp_max_n is not None else (8 if args.quick else 16)
+    report["parameters"] = {"move_lp_max_n": move_lp_max_n, "cut_max_n": cut_max_n, "cut_block": args.cut_block,
+                            "lp_max_n": lp_max_n,
                             "lp_chunk": args.lp_chunk, "lp_overlap": args.lp_overlap, "lp_options": IPM_OPTIONS,
                             "lp_sweeps": args.lp_sweeps, "lp_min_move": bool(args.lp_min_move),
                             "lp_patterns": args.lp_patterns.split(",") if args.lp_patterns else None,
@@ -258,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
         bounds += _bounds(experiment, rows, cut_max_n, args.cut_block, lp_max_n,
                           {"min_move": args.lp_min_move, "chunk": args.lp_chunk, "overlap": args.lp_overlap,
                            "sweeps": args.lp_sweeps}, reuse, report["parameters"]["lp_patterns"],
-                          args.static_time_limit)
+                          args.static_time_limit, move_lp_max_n)
         print(f"{experiment}: {len(rows)} instances bounded", flush=True)
     b = pd.DataFrame(bounds)
     report["instances"] = bounds
@@ -279,7 +295,8 @@ def main(argv: list[str] | None = None) -> int:
                     arc_over_opt=b.arc / b.opt_dynamic, lb_over_opt=b.lb / b.opt_dynamic,
                     swap_over_opt=b.swap / b.opt_dynamic, swap_over_arc=b.swap / b.arc)
     gaps = gaps.groupby(["experiment", "pattern", "n"], sort=True).agg(
-        window=("window", "mean"), cut=("cut", "mean"), lp=("lp", "mean"), lb=("lb", "mean"), arc=("arc", "mean"),
+        window=("window", "mean"), cut=("cut", "mean"), lp=("lp", "mean"), move_lp=("move_lp", "mean"),
+        move_lp_seconds_median=("move_lp_seconds", "median"), lb=("lb", "mean"), arc=("arc", "mean"),
         swap_arc=("swap_arc", "mean"), swap=("swap", "mean"),
         static_start_wins=("swap_start", lambda x: int((x == "arc+extra").sum())),
         swap_over_opt=("swap_over_opt", "mean"), swap_over_opt_max=("swap_over_opt", "max"),
@@ -307,7 +324,8 @@ def main(argv: list[str] | None = None) -> int:
              f"{args.lp_overlap}, " + (f"{args.lp_sweeps} sweep{'s' if args.lp_sweeps != 1 else ''}"
                                        if args.lp_sweeps else "independent pieces") + "; "
              + ("with" if args.lp_min_move else "without")
-             + " its min-move rows), `lb = max(window, cut, lp)` "
+             + f" its min-move rows), `move lp` the move LP's certified bound (n <= {move_lp_max_n}), "
+             "`lb = max(window, cut, lp, move lp)` "
              "(the mean of each instance's largest), `arc` moving-arcs upper bound, `swap arc` the "
              "swap-neighbourhood search from the arc bound's schedule (an upper bound, at most `arc`), `swap` "
              "the better of it and the search from the arc bound with the static optimum's placement among its "
@@ -316,17 +334,20 @@ def main(argv: list[str] | None = None) -> int:
              "over labellings gives OPT_dyn."
              + ("" if report["reused"] is None else
                 f" The cut-set DP bounds of {sum(x['cut_reused'] for x in bounds)} instances and the LP bounds of "
-                f"{sum(x['lp_reused'] for x in bounds)} are taken "
+                f"{sum(x['lp_reused'] for x in bounds)} (move LP: {sum(x['move_lp_reused'] for x in bounds)}) "
+                "are taken "
                 f"from `{report['reused']['file']}` (created {report['reused']['created']}, code version "
                 f"{report['reused']['code_version']}; `--reuse`), their times are that run's."),
              "", "<a id=\"gaps\"></a>", "",
-             "| experiment | pattern | n | window | cut | lp | lb | OPT_dyn | arc | swap arc | swap | "
+             "| experiment | pattern | n | window | cut | lp | move lp | lb | OPT_dyn | arc | swap arc | swap | "
              "static wins | OPT_static | ub / lb | "
              "lb / OPT_dyn | arc / OPT_static | arc / OPT_dyn (mean, max) | swap / OPT_dyn (mean, max) | "
-             "swap / arc | arc DP s (median, max) | swap s (median, max) | cut DP s (median) | LP s (median) |",
-             "|---|---|---:|" + "---:|" * 20]
+             "swap / arc | arc DP s (median, max) | swap s (median, max) | cut DP s (median) | LP s (median) | "
+             "move LP s (median) |",
+             "|---|---|---:|" + "---:|" * 22]
     for g in gaps.itertuples():
         lines.append(f"| {g.experiment} | {g.pattern} | {g.n} | {g.window:.1f} | {fmt(g.cut)} | {fmt(g.lp)} | "
+                     f"{fmt(g.move_lp)} | "
                      f"{g.lb:.1f} | "
                      f"{fmt(g.opt_dynamic)} | {g.arc:.1f} | {g.swap_arc:.1f} | {g.swap:.1f} | "
                      f"{g.static_start_wins} of {g.instances} | {fmt(g.opt_static)} | "
@@ -335,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
                      f"{fmt(g.swap_over_opt)}, {fmt(g.swap_over_opt_max)} | {g.swap_over_arc:.2f} | "
                      f"{g.arc_seconds_median:.2f}, {g.arc_seconds_max:.2f} | "
                      f"{g.swap_seconds_median:.2f}, {g.swap_seconds_max:.2f} | {fmt(g.cut_seconds_median)} | "
-                     f"{fmt(g.lp_seconds_median)} |")
+                     f"{fmt(g.lp_seconds_median)} | {fmt(g.move_lp_seconds_median)} |")
     lines += ["", "## ALG / OPT_dyn in [ALG / ub, ALG / lb], mean over seeds (`ring-ratio`)", "",
               "Each cell: `ALG / ub - ALG / lb` (the exact ratio, where the DP runs, is in `ring-ratio-exact`).",
               "", "<a id=\"brackets\"></a>", ""]
