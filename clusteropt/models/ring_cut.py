@@ -89,7 +89,7 @@ if TYPE_CHECKING:
     import scipy.sparse as sp
 
 __all__ = ["CHUNK", "IPM_OPTIONS", "OVERLAP", "SWEEPS", "CutLPBound", "build_ring_cut_lp", "cut_lp_arrays",
-           "dynamic_cut_lp_bound"]
+           "cut_lp_scaffold", "dynamic_cut_lp_bound", "previous_cut"]
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +119,45 @@ def _cap(instance: RingInstance, capacity) -> int:
 def _initial_cut(instance: RingInstance) -> np.ndarray:
     init = np.asarray(instance.initial, dtype=np.int64)
     return (init != np.roll(init, -1)).astype(float)
+
+
+def cut_lp_scaffold(instance: RingInstance, capacity: int | None, *, name: str, d_upper: float | None
+                    ) -> pyo.ConcreteModel:
+    """The rows every LP over cut statuses shares (module docstring): sets ``T`` (compressed
+    requests) and ``E`` (edges), parameters ``K``, ``alpha``, ``w``, ``y0``, variables ``y[t, e]``
+    in [0, 1] and ``d[t, e]`` in ``[0, d_upper]``, rows ``window``, ``move_up``, ``move_down``;
+    ``m.edges``, ``m.weights``, ``m.capacity_value`` hold the compressed requests and ``K``.
+    :func:`build_ring_cut_lp` and :func:`clusteropt.models.ring_move.build_ring_move_lp` add their
+    own columns, rows and objective.
+    """
+    n = instance.n
+    cap = _cap(instance, capacity)
+    edges, weights, _ = compress_requests(instance.requests)
+    y0 = _initial_cut(instance)
+    m = pyo.ConcreteModel(name=f"{name}-n{n}-l{instance.servers}")
+    m.T = pyo.RangeSet(1, len(edges), doc="compressed requests t = 1..T' (runs of one edge merged)")
+    m.E = pyo.Set(initialize=range(n), doc="ring edges e = (e, e+1 mod n); also processes v and window starts j")
+    m.K = pyo.Param(initialize=cap, doc="K: server capacity (k = n / l unless given)")
+    m.alpha = pyo.Param(initialize=float(instance.alpha), doc="alpha: cost per migrated process (Sec. 1)")
+    m.w = pyo.Param(m.T, initialize={t + 1: int(w) for t, w in enumerate(weights.tolist())},
+                    doc="w_t: requests merged into compressed request t")
+    m.y0 = pyo.Param(m.E, initialize=dict(enumerate(y0.tolist())),
+                     doc="y0_e: edge e cut by the initial assignment")
+    m.edges, m.weights, m.capacity_value = edges, weights, cap
+    m.y = pyo.Var(m.T, m.E, bounds=(0, 1), doc="y[t, e]: edge e cut while request t is served (relaxed)")
+    m.d = pyo.Var(m.T, m.E, bounds=(0, d_upper), doc="d[t, e] >= |y[t, e] - y[t-1, e]|: e's status changes")
+    m.window = pyo.Constraint(m.T, m.E, rule=lambda m, t, j: sum(m.y[t, (j + i) % n] for i in range(cap)) >= 1,
+                              doc="every K consecutive edges hold a cut (K + 1 processes never share a server)")
+    m.move_up = pyo.Constraint(m.T, m.E, rule=lambda m, t, e: m.d[t, e] >= m.y[t, e] - previous_cut(m, t, e),
+                               doc="d[t, e] >= y[t, e] - y[t-1, e]")
+    m.move_down = pyo.Constraint(m.T, m.E, rule=lambda m, t, e: m.d[t, e] >= previous_cut(m, t, e) - m.y[t, e],
+                                 doc="d[t, e] >= y[t-1, e] - y[t, e]")
+    return m
+
+
+def previous_cut(m: pyo.ConcreteModel, t: int, e: int):
+    """``y[t - 1, e]`` of a :func:`cut_lp_scaffold` model, the constant ``y0_e`` at ``t = 1``."""
+    return m.y[t - 1, e] if t > 1 else m.y0[e]
 
 
 def build_ring_cut_lp(instance: RingInstance, relax: bool = False, capacity: int | None = None,
@@ -158,42 +197,18 @@ def build_ring_cut_lp(instance: RingInstance, relax: bool = False, capacity: int
     >>> solve(build_ring_cut_lp(inst)).objective   # a change of labelling moves two processes
     2.0
     """
-    n = instance.n
-    cap = _cap(instance, capacity)
-    edges, weights, _ = compress_requests(instance.requests)
-    y0 = _initial_cut(instance)
-    m = pyo.ConcreteModel(name=f"ring-dynamic-cut-lp-n{n}-l{instance.servers}")
-    m.T = pyo.RangeSet(1, len(edges), doc="compressed requests t = 1..T' (runs of one edge merged)")
-    m.E = pyo.Set(initialize=range(n), doc="ring edges e = (e, e+1 mod n); also window starts j")
-    m.K = pyo.Param(initialize=cap, doc="K: server capacity (k = n / l unless given)")
-    m.alpha = pyo.Param(initialize=float(instance.alpha), doc="alpha: cost per migrated process (Sec. 1)")
-    m.w = pyo.Param(m.T, initialize={t + 1: int(w) for t, w in enumerate(weights.tolist())},
-                    doc="w_t: requests merged into compressed request t")
-    m.y0 = pyo.Param(m.E, initialize=dict(enumerate(y0.tolist())),
-                     doc="y0_e: edge e cut by the initial assignment")
-    m.edges, m.weights, m.capacity_value = edges, weights, cap
-    m.y = pyo.Var(m.T, m.E, bounds=(0, 1), doc="y[t, e]: edge e cut while request t is served (relaxed)")
-    m.d = pyo.Var(m.T, m.E, domain=pyo.NonNegativeReals, doc="d[t, e] >= |y[t, e] - y[t-1, e]|")
+    m = cut_lp_scaffold(instance, capacity, name="ring-dynamic-cut-lp", d_upper=None)
     m.c = pyo.Var(m.T, domain=pyo.NonNegativeReals, doc="c[t]: the moves' cost before request t")
-    m.window = pyo.Constraint(m.T, m.E, rule=lambda m, t, j: sum(m.y[t, (j + i) % n] for i in range(cap)) >= 1,
-                              doc="every K consecutive edges hold a cut (K + 1 processes never share a server)")
-
-    def prev(m, t, e):
-        return m.y[t - 1, e] if t > 1 else m.y0[e]
-
-    m.move_up = pyo.Constraint(m.T, m.E, rule=lambda m, t, e: m.d[t, e] >= m.y[t, e] - prev(m, t, e),
-                               doc="d[t, e] >= y[t, e] - y[t-1, e]")
-    m.move_down = pyo.Constraint(m.T, m.E, rule=lambda m, t, e: m.d[t, e] >= prev(m, t, e) - m.y[t, e],
-                                 doc="d[t, e] >= y[t-1, e] - y[t, e]")
     m.move_sum = pyo.Constraint(m.T, rule=lambda m, t: m.c[t] >= m.alpha / 2 * sum(m.d[t, e] for e in m.E),
                                 doc="c[t] >= alpha / 2 sum_e d[t, e] (one moved process changes two edges)")
-    m.min_move_value = _min_move(n, instance.servers, cap, float(instance.alpha)) if min_move else 0.0
+    m.min_move_value = (_min_move(instance.n, instance.servers, m.capacity_value, float(instance.alpha))
+                        if min_move else 0.0)
     if min_move:
         m.m = pyo.Param(initialize=m.min_move_value, doc="m: the least cost of changing the labelling at all")
         m.z = pyo.Var(m.T, domain=pyo.NonNegativeReals, doc="z[t] >= d[t, e]: the cut set changes before t")
         m.move_min = pyo.Constraint(m.T, rule=lambda m, t: m.c[t] >= m.m * m.z[t], doc="c[t] >= m z[t]")
         m.move_any = pyo.Constraint(m.T, m.E, rule=lambda m, t, e: m.z[t] >= m.d[t, e], doc="z[t] >= d[t, e]")
-    m.cost = pyo.Objective(expr=sum(m.w[t] * m.y[t, int(edges[t - 1])] for t in m.T) + sum(m.c[t] for t in m.T),
+    m.cost = pyo.Objective(expr=sum(m.w[t] * m.y[t, int(m.edges[t - 1])] for t in m.T) + sum(m.c[t] for t in m.T),
                            sense=pyo.minimize, doc="requests on cut edges plus the moves' cost")
     return m
 

@@ -59,7 +59,7 @@ import pyomo.environ as pyo
 from clusteropt.algorithms.ring.offline import compress_requests
 from clusteropt.instances.ring import RingInstance
 from clusteropt.models.registry import ModelSpec, register_model
-from clusteropt.models.ring_cut import IPM_OPTIONS, _cap, _initial_cut
+from clusteropt.models.ring_cut import IPM_OPTIONS, _cap, _initial_cut, cut_lp_scaffold, previous_cut
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
@@ -109,33 +109,9 @@ def build_ring_move_lp(instance: RingInstance, relax: bool = False, capacity: in
     (4, 4, 4, 2.0)
     """
     n = instance.n
-    cap = _cap(instance, capacity)
-    edges, weights, _ = compress_requests(instance.requests)
-    y0 = _initial_cut(instance)
-    m = pyo.ConcreteModel(name=f"ring-dynamic-move-lp-n{n}-l{instance.servers}")
-    m.T = pyo.RangeSet(1, len(edges), doc="compressed requests t = 1..T' (runs of one edge merged)")
-    m.E = pyo.Set(initialize=range(n), doc="ring edges e = (e, e+1 mod n), processes v, window starts j")
-    m.K = pyo.Param(initialize=cap, doc="K: server capacity (k = n / l unless given)")
-    m.alpha = pyo.Param(initialize=float(instance.alpha), doc="alpha: cost per migrated process (Sec. 1)")
-    m.w = pyo.Param(m.T, initialize={t + 1: int(w) for t, w in enumerate(weights.tolist())},
-                    doc="w_t: requests merged into compressed request t")
-    m.y0 = pyo.Param(m.E, initialize=dict(enumerate(y0.tolist())),
-                     doc="y0_e: edge e cut by the initial assignment")
-    m.edges, m.weights, m.capacity_value = edges, weights, cap
-    m.y = pyo.Var(m.T, m.E, bounds=(0, 1), doc="y[t, e]: edge e cut while request t is served (relaxed)")
-    m.d = pyo.Var(m.T, m.E, bounds=(0, 1), doc="d[t, e] >= |y[t, e] - y[t-1, e]|: e's status changes")
+    m = cut_lp_scaffold(instance, capacity, name="ring-dynamic-move-lp", d_upper=1)
     m.m = pyo.Var(m.T, m.E, bounds=(0, 1), doc="m[t, v]: process v moves before request t")
     m.p = pyo.Var(m.T, m.E, bounds=(0, 1), doc="p[t, e] <= y[t-1, e], y[t, e]: e cut before and after")
-
-    def prev(m, t, e):
-        return m.y[t - 1, e] if t > 1 else m.y0[e]
-
-    m.window = pyo.Constraint(m.T, m.E, rule=lambda m, t, j: sum(m.y[t, (j + i) % n] for i in range(cap)) >= 1,
-                              doc="every K consecutive edges hold a cut (K + 1 processes never share a server)")
-    m.move_up = pyo.Constraint(m.T, m.E, rule=lambda m, t, e: m.d[t, e] >= m.y[t, e] - prev(m, t, e),
-                               doc="d[t, e] >= y[t, e] - y[t-1, e]")
-    m.move_down = pyo.Constraint(m.T, m.E, rule=lambda m, t, e: m.d[t, e] >= prev(m, t, e) - m.y[t, e],
-                                 doc="d[t, e] >= y[t-1, e] - y[t, e]")
     m.cover = pyo.Constraint(m.T, m.E, rule=lambda m, t, e: m.d[t, e] <= m.m[t, e] + m.m[t, (e + 1) % n],
                              doc="an edge whose status changes has a moved endpoint")
     m.run_right = pyo.Constraint(m.T, m.E, rule=lambda m, t, e: m.m[t, e] - m.m[t, (e + 1) % n]
@@ -145,9 +121,9 @@ def build_ring_move_lp(instance: RingInstance, relax: bool = False, capacity: in
                                 <= m.d[t, e] + m.p[t, e],
                                 doc="a run of moved processes starts at a changed or twice-cut edge")
     m.persist_now = pyo.Constraint(m.T, m.E, rule=lambda m, t, e: m.p[t, e] <= m.y[t, e], doc="p[t, e] <= y[t, e]")
-    m.persist_prev = pyo.Constraint(m.T, m.E, rule=lambda m, t, e: m.p[t, e] <= prev(m, t, e),
+    m.persist_prev = pyo.Constraint(m.T, m.E, rule=lambda m, t, e: m.p[t, e] <= previous_cut(m, t, e),
                                     doc="p[t, e] <= y[t-1, e]")
-    m.cost = pyo.Objective(expr=sum(m.w[t] * m.y[t, int(edges[t - 1])] for t in m.T)
+    m.cost = pyo.Objective(expr=sum(m.w[t] * m.y[t, int(m.edges[t - 1])] for t in m.T)
                            + m.alpha * sum(m.m[t, v] for t in m.T for v in m.E),
                            sense=pyo.minimize, doc="requests on cut edges plus alpha per moved process")
     return m
