@@ -252,7 +252,17 @@ def test_session_benchmarks_quick(tmp_path):
     assert ring_cut_lp.main(["--quick", "--out", str(tmp_path)]) == 0
     cut_lp = json.loads((tmp_path / "ring_cut_lp.json").read_text())["instances"]
     assert len(cut_lp) == 1 and cut_lp[0]["lp0"] <= cut_lp[0]["lp"] + 1e-6 <= cut_lp[0]["opt_dynamic"] + 2e-6
-    assert all(b["lb"] == max(b["window"], b["cut"] if b["n"] <= 12 else 0.0, b["lp"] if b["n"] <= 6 else 0.0)
+    assert all(b["lb"] == max(b["window"], b["cut"] if b["n"] <= 12 else 0.0, b["lp"] if b["n"] <= 6 else 0.0,
+                              b["move_lp"] if b["n"] <= 8 else 0.0)
+               for b in bracket["instances"])
+    assert all((b["move_lp"] is None) == (b["n"] > 8) for b in bracket["instances"])
+    # the move LP relaxes OPT_dyn (the DP's, where it runs) and is at least the cut-set LP without min-move rows
+    assert all(b["move_lp"] is None or b["opt_dynamic"] is None or b["move_lp"] <= b["opt_dynamic"] + 1e-6
+               for b in bracket["instances"])
+    assert all(b["move_lp"] is None or b["lp"] is None or b["lp"] <= b["move_lp"] * (1 + 1e-6) + 1e-5
+               for b in bracket["instances"])
+    # the second swap start is taken only when strictly better, and never above the static optimum's cost
+    assert all(b["swap"] <= b["swap_arc"] + 1e-9 and (b["swap_start"] == "arc") == (b["swap"] == b["swap_arc"])
                for b in bracket["instances"])
     assert all((b["lp"] is None) == (b["n"] > 6) for b in bracket["instances"])
     assert all(b["lp"] is None or b["lp"] <= b["cut"] + 1e-9 for b in bracket["instances"])
