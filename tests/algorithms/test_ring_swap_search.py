@@ -213,5 +213,5 @@ def test_edge_cases_and_errors():
         dynamic_swap_bound(inst, extra=[0, 0, 0, 1])
     with pytest.raises(ValueError, match=r"extra: shape \(0,\); expected \(m, n = 4\)"):
         dynamic_swap_bound(inst, extra=[])
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"extra: shape \(3,\); expected \(m, n = 4\)"):
         dynamic_swap_bound(inst, extra=[0, 1, 0])  # not a multiple of n

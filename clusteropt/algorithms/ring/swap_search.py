@@ -406,7 +406,7 @@ def dynamic_swap_bound(instance, extra=None, *, max_rounds: int = 100, retime: b
     3 the optimal schedule moves two swaps in consecutive requests into the static optimum's
     placement, which no single swap pays for; from the arc bound the search stays at 26, with the
     static optimum's placement among the candidates it reaches OPT_dyn = 17.  Neither start
-    dominates (each wins somewhere, ``python -m benchmarks.ring_dynamic_bracket``, columns
+    dominates (each wins somewhere, ``python -m benchmarks.ring_dynamic_bracket``, keys
     ``swap_arc`` and ``swap``), so both run and the cheaper schedule is returned; its ``start``
     says which.
 
@@ -452,23 +452,25 @@ def dynamic_swap_bound(instance, extra=None, *, max_rounds: int = 100, retime: b
         return dynamic_swap_search(instance, start, max_rounds=max_rounds, retime=retime, tol=tol,
                                    max_table=max_table)
 
-    best = search(dynamic_arc_bound(instance))
-    best = dataclasses.replace(best, start="arc")
-    if extra is None:
-        return best
-    E = np.asarray(extra, dtype=np.int64).reshape(-1, instance.n) if np.size(extra) else None
+    E = None
+    if extra is not None:
+        size = int(np.size(extra))
+        if size == 0 or size % instance.n:
+            raise ValueError(f"extra: shape {np.shape(extra)}; expected (m, n = {instance.n}) labellings, m >= 1")
+        E = np.asarray(extra, dtype=np.int64).reshape(-1, instance.n)
+        for i, row in enumerate(E):
+            bad = np.flatnonzero((row < 0) | (row >= instance.servers))
+            if bad.size:
+                raise ValueError(f"extra[{i}][{int(bad[0])}] = {int(row[bad[0]])}; expected a server in "
+                                 f"0..{instance.servers - 1}")
+            loads = np.bincount(row, minlength=instance.servers)
+            if loads.max() > instance.k:
+                c = int(loads.argmax())
+                raise ValueError(f"extra[{i}]: server {c} holds {int(loads[c])} processes; expected at most "
+                                 f"k = {instance.k}")
+    best = dataclasses.replace(search(dynamic_arc_bound(instance)), start="arc")
     if E is None:
-        raise ValueError(f"extra: shape {np.shape(extra)}; expected (m, n = {instance.n}) labellings, m >= 1")
-    for i, row in enumerate(E):
-        bad = np.flatnonzero((row < 0) | (row >= instance.servers))
-        if bad.size:
-            raise ValueError(f"extra[{i}][{int(bad[0])}] = {int(row[bad[0]])}; expected a server in "
-                             f"0..{instance.servers - 1}")
-        loads = np.bincount(row, minlength=instance.servers)
-        if loads.max() > instance.k:
-            c = int(loads.argmax())
-            raise ValueError(f"extra[{i}]: server {c} holds {int(loads[c])} processes; expected at most k = "
-                             f"{instance.k}")
+        return best
     other = search(dynamic_arc_bound(instance, extra=E))
     if other.value < best.value - tol:
         return dataclasses.replace(other, start="arc+extra")
