@@ -23,7 +23,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check clusteropt tests benchmarks
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -m "not slow" -q
+	$(BIN)/python -m pytest -m "not slow" -q -n 2
 
 # The API reference from the docstrings (Sphinx); any warning fails the build.
 $(DOCS): $(STAMP)

@@ -44,12 +44,12 @@ build and hand-off, HiGHS's runs and the certificate together, HiGHS's alone in 
 ``lp_solve_seconds``).
 
 Run ``python -m benchmarks.ring_dynamic_bracket`` (writes ``benchmarks/results/``) or ``--quick``
-(n <= 16 only, the cut-set DP to n = 12, the LP to n = 6, print only).  ``--reuse FILE`` takes the
-cut-set DP and LP bounds of the instances an earlier run's JSON already holds (same LP options;
-each instance matched by experiment, cell seed, pattern, n and its window bound) and computes the
-rest, so a new column or a larger ``--lp-max-n`` does not redo hours of LPs; the report names the
-file, its creation time and code version, and marks every reused bound (``cut_reused``,
-``lp_reused``; the move LP's values too, ``move_lp_reused``).
+(n <= 12 only, the cut-set DP to n = 12, the LP and the move LP to n = 6, print only).  ``--reuse
+FILE`` takes the cut-set DP and LP bounds of the instances an earlier run's JSON already holds
+(same LP options; each instance matched by experiment, cell seed, pattern, n and its window
+bound) and computes the rest, so a new column or a larger ``--lp-max-n`` does not redo hours of
+LPs; the report names the file, its creation time and code version, and marks every reused bound
+(``cut_reused``, ``lp_reused``; the move LP's values too, ``move_lp_reused``).
 """
 
 from __future__ import annotations
@@ -220,7 +220,8 @@ def fmt(x: float | None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = parser(NAME, __doc__, "n <= 16 only, the cut-set DP to n = 12, the LP to n = 6, print only")
+    ap = parser(NAME, __doc__,
+                "n <= 12 only, the cut-set DP to n = 12, the LP and the move LP to n = 6, print only")
     ap.add_argument("--cut-max-n", type=int, default=None,
                     help="run the cut-set DP up to this n (default 16; --quick 12; 0: never)")
     ap.add_argument("--lp-max-n", type=int, default=None,
@@ -238,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lp-patterns", default=None,
                     help="solve the LP only on these patterns (comma separated; default all; reused bounds stay)")
     ap.add_argument("--move-lp-max-n", type=int, default=None,
-                    help="certify the move LP's bound up to this n (default 16; --quick 8; 0: never)")
+                    help="certify the move LP's bound up to this n (default 16; --quick 6; 0: never)")
     ap.add_argument("--static-time-limit", type=float, default=60.0,
                     help="seconds for the static MILP whose placement starts the second swap search (default 60)")
     ap.add_argument("--reuse", type=Path, default=None,
@@ -249,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     report = header(NAME, ("numpy",))
     report["records"] = {}
-    move_lp_max_n = args.move_lp_max_n if args.move_lp_max_n is not None else (8 if args.quick else 16)
+    move_lp_max_n = args.move_lp_max_n if args.move_lp_max_n is not None else (6 if args.quick else 16)
     report["parameters"] = {"move_lp_max_n": move_lp_max_n, "cut_max_n": cut_max_n, "cut_block": args.cut_block,
                             "lp_max_n": lp_max_n,
                             "lp_chunk": args.lp_chunk, "lp_overlap": args.lp_overlap, "lp_options": IPM_OPTIONS,
@@ -263,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
         table = pd.read_csv(RECORDS / experiment / "results.csv")
         table = table[table.status == "ok"]
         if args.quick:
-            table = table[table.n <= 16]
+            table = table[table.n <= 12]
         tables[experiment] = table
         report["records"][experiment] = {"file": f"benchmarks/results/experiments/{experiment}/results.csv",
                                          "code_version": sorted(table.code_version.unique().tolist())}

@@ -253,9 +253,9 @@ def test_session_benchmarks_quick(tmp_path):
     cut_lp = json.loads((tmp_path / "ring_cut_lp.json").read_text())["instances"]
     assert len(cut_lp) == 1 and cut_lp[0]["lp0"] <= cut_lp[0]["lp"] + 1e-6 <= cut_lp[0]["opt_dynamic"] + 2e-6
     assert all(b["lb"] == max(b["window"], b["cut"] if b["n"] <= 12 else 0.0, b["lp"] if b["n"] <= 6 else 0.0,
-                              b["move_lp"] if b["n"] <= 8 else 0.0)
+                              b["move_lp"] if b["n"] <= 6 else 0.0)
                for b in bracket["instances"])
-    assert all((b["move_lp"] is None) == (b["n"] > 8) for b in bracket["instances"])
+    assert all((b["move_lp"] is None) == (b["n"] > 6) for b in bracket["instances"])
     # the move LP relaxes OPT_dyn (the DP's, where it runs) and is at least the cut-set LP without min-move rows
     assert all(b["move_lp"] is None or b["opt_dynamic"] is None or b["move_lp"] <= b["opt_dynamic"] + 1e-6
                for b in bracket["instances"])

@@ -359,7 +359,7 @@ def test_long_token_is_shortened_in_the_message(tmp_path):
     path = tmp_path / "long.txt"
     path.write_text("6 1\n1 " + "x" * 200_000 + " 1 2 1 4:1.0\n")
     err = raises_at(path, 2, "arrival = '" + "x" * 40 + "... (200000 characters)'")
-    assert len(str(err)) < 200
+    assert len(str(err)) - len(str(path)) < 150  # the message, whatever the temporary path's length
 
 
 def test_latest_release_plus_total_units_stays_exact(tmp_path):
