@@ -29,7 +29,7 @@ from clusteropt.online.ring import DEFAULT_BATCH, run_ring
 from clusteropt.verify import check_ring_run
 
 NAME = "ring_online"
-POLICIES = ("dynamic", "dynamic-soft", "dynamic-wfa", "static", "greedy", "never", "static-best")
+POLICIES = ("dynamic", "dynamic-mix", "dynamic-soft", "dynamic-wfa", "static", "greedy", "never", "static-best")
 FULL = {"n": 1024, "servers": 16, "requests": 1_000_000, "growth_n": [128, 512, 2048, 8192, 32768],
         "growth_k": 64, "growth_requests": 200_000, "seed": 0}
 QUICK = {"n": 256, "servers": 4, "requests": 20_000, "growth_n": [128, 256], "growth_k": 64,

@@ -761,8 +761,8 @@ def _ring_inline() -> int:
                    "largest-first.  Realtime: sqrt-greedy (default), max-weight, weight-greedy, random.  "
                    "GADGET: gadget (default), fifo, drf, las.  mlBroker: mlbroker (default), mlbroker-plus "
                    "(the package's: A_round or the slot's exact MILP, whichever costs less), local, central, "
-                   "oasis.  Ring: dynamic (default), dynamic-soft, dynamic-wfa, static, never, static-best, "
-                   "greedy.")
+                   "oasis.  Ring: dynamic (default), dynamic-mix (ours: the paper's HST MTS and the work "
+                   "function MTS combined), dynamic-soft, dynamic-wfa, static, never, static-best, greedy.")
 @click.option("--schedule", "scheduler", type=click.Choice(["paper", "greedy", "madd"]), default="greedy",
               show_default=True,
               help="Coflow scheduler: the paper's moved blocks, the priority greedy, or Varys's MADD pacing (each "
@@ -814,8 +814,11 @@ def _ring_inline() -> int:
                    "none is Alg. 1 exactly as written.")
 @click.option("--epsilon", type=float, default=None,
               help="mlBroker: epsilon of the regularized problem (10) (default 0.1).  Ring (dynamic, "
-                   "dynamic-soft, dynamic-wfa, static, greedy): the algorithm's epsilon (default: the "
-                   "algorithm's own).")
+                   "dynamic-mix, dynamic-soft, dynamic-wfa, static, greedy): the algorithm's epsilon (default: "
+                   "the algorithm's own).")
+@click.option("--rate", type=float, default=None,
+              help="Ring dynamic-mix: learning-rate scale of the combined line MTS, eta = rate / (L - 1) "
+                   "(default 0.5).")
 @click.option("--price-form", type=click.Choice(["tight", "bigm"]), default="tight", show_default=True,
               help="mlBroker: price rows of (10): the convex hull of Eq. (7), or the paper's big-M rows "
                    "(8c)-(8e).")
@@ -831,7 +834,7 @@ def _ring_inline() -> int:
               help="Write the run's result to FILE (README; -: stdout).")
 def run_cmd(instance, policy, scheduler, lower_bound, kappa, online, epoch, frames, seed, requirement, slot_solver,
             time_limit, mip_gap, warm, embed_route, select_algorithm, select_classes, select_route, quotient, fill,
-            epsilon, price_form, rounding_variant, trace_fractional, json_path) -> None:
+            epsilon, rate, price_form, rounding_variant, trace_fractional, json_path) -> None:
     """Run a policy on an instance; its output is verified.
 
     Coflow (and concurrent-open-shop) instances: order and schedule.  Realtime instances (paper 002):
@@ -844,6 +847,8 @@ def run_cmd(instance, policy, scheduler, lower_bound, kappa, online, epoch, fram
         inst = inst.to_coflow()
     if inst.kind != "coflow" and (online or epoch is not None):
         raise BadInput(f"--online and --epoch re-plan coflow orderings; {instance} is a {inst.kind} instance")
+    if inst.kind != "ring" and rate is not None:
+        raise BadInput(f"--rate is the ring policy dynamic-mix's; {instance} is a {inst.kind} instance")
     if inst.kind == "coflow":
         _run_coflow(inst, policy or "primal-dual", scheduler, lower_bound, kappa, json_path, online=online,
                     epoch=epoch)
@@ -859,20 +864,21 @@ def run_cmd(instance, policy, scheduler, lower_bound, kappa, online, epoch, fram
         _run_broker(inst, policy or "mlbroker", epsilon, price_form, seed, json_path, rounding_variant,
                     trace_fractional, mip_gap=mip_gap, time_limit=time_limit)
     elif inst.kind == "ring":
-        _run_ring(inst, policy or "dynamic", epsilon, seed, json_path)
+        _run_ring(inst, policy or "dynamic", epsilon, seed, json_path, rate=rate)
     else:
         raise BadInput(f"{instance}: instances of kind {inst.kind!r} have no runner; `run` takes coflow, "
                        "concurrent-open-shop, realtime, gadget, broker and ring instances")
 
 
-def _run_ring(inst, policy, epsilon, seed, json_path) -> None:
+def _run_ring(inst, policy, epsilon, seed, json_path, *, rate=None) -> None:
     from clusteropt.online.ring import POLICIES, make_policy, run_ring
     from clusteropt.verify.ring import check_ring_run
 
     if policy not in POLICIES:
         raise BadInput(f"--policy {policy!r}; ring instances take {', '.join(POLICIES)}")
     try:
-        built = make_policy(policy, **({} if epsilon is None else {"epsilon": epsilon}))
+        params = {k: v for k, v in (("epsilon", epsilon), ("rate", rate)) if v is not None}
+        built = make_policy(policy, **params)
         run = run_ring(built, inst, seed=seed, progress=True)
     except ModuleNotFoundError as exc:
         raise BadInput(f"ring policy {policy!r} is not available here ({exc})") from None

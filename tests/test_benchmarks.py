@@ -155,6 +155,31 @@ def test_ring_online_quick(tmp_path):
     assert set(report["growth_exponent"]) == set(ring_online.POLICIES)
 
 
+def test_ring_mix_quick(tmp_path):
+    """The combined MTS next to the paper's: every run verified inside the benchmark, the paper's policies
+    reproduce the record's costs (it raises otherwise), and the reported ratios are the runs' own."""
+    from benchmarks import ring_mix
+    from clusteropt.algorithms.ring.mts_mix import DEFAULT_RATE
+
+    assert ring_mix.main(["--quick", "--out", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "ring_mix.json").read_text())
+    rows = report["instances"]
+    assert {r["experiment"] for r in rows} == set(ring_mix.EXPERIMENTS)
+    mix = f"dynamic-mix@{DEFAULT_RATE:g}"
+    for r in rows:
+        assert all(r[f"{p} load"] <= 3.0 + 1e-9 for p in ("dynamic", "dynamic-wfa", mix))  # c = 2 + eps, eps = 1
+    # on the sequences built against dynamic-wfa the combination pays far less than dynamic-wfa
+    htc = [r for r in rows if r["experiment"] == "ring-hit-the-cut"]
+    assert htc and all(r[mix] < 0.5 * r["dynamic-wfa"] for r in htc)
+    gm = {s["rate"]: s["gm_over_best"] for s in report["rates"]}
+    assert set(gm) == set(ring_mix.QUICK_RATES)
+    for rate, value in gm.items():  # the summary is the runs' own: recomputed from the instances
+        q = [r[f"dynamic-mix@{rate:g}"] / min(r["dynamic"], r["dynamic-wfa"]) for r in rows]
+        assert value == pytest.approx(float(np.exp(np.mean(np.log(q)))), rel=1e-12)
+    assert "| rate | gm / best |" in (tmp_path / "ring_mix.md").read_text()
+    assert ring_mix.factor(0.5, 10**9) == pytest.approx(1.5 * 0.5 / (1 - np.exp(-0.5)), rel=1e-6)
+
+
 def test_model_memory_quick(tmp_path):
     from benchmarks import model_memory
 

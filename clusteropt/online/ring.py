@@ -18,6 +18,9 @@ Policies (:data:`POLICIES`; ``make_policy(name, **params)``):
     The same with the soft work-function heuristic MTS (ours; no proved ratio).
 ``dynamic-wfa``
     The same with the deterministic work-function line MTS (baseline).
+``dynamic-mix``
+    The same with the combined line MTS (ours): the paper's HST MTS and the work-function MTS
+    run side by side, the cut follows one of them by exponential weights of their costs.
 ``static``
     Sec. 4: slicing with growing intervals (hitting game, smooth-min), colour clusters with
     hysteresis, rebalancing above (1 + eps') k + s_max.
@@ -68,6 +71,7 @@ POLICIES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "dynamic": ("clusteropt.algorithms.ring.dynamic", "DynamicRing", {"mts": "hst"}),
     "dynamic-soft": ("clusteropt.algorithms.ring.dynamic", "DynamicRing", {"mts": "soft"}),
     "dynamic-wfa": ("clusteropt.algorithms.ring.dynamic", "DynamicRing", {"mts": "wfa"}),
+    "dynamic-mix": ("clusteropt.algorithms.ring.dynamic", "DynamicRing", {"mts": "mix"}),
     "static": ("clusteropt.algorithms.ring.static", "StaticRing", {}),
     "never": ("clusteropt.algorithms.ring.baselines", "NeverMigrate", {}),
     "static-best": ("clusteropt.algorithms.ring.baselines", "StaticBestArcs", {}),
@@ -227,7 +231,7 @@ def make_policy(name: str, **params) -> RingPolicy:
     >>> make_policy("nope")
     Traceback (most recent call last):
     ...
-    ValueError: unknown ring policy 'nope'; registered: dynamic, dynamic-soft, dynamic-wfa, greedy, never, ...
+    ValueError: unknown ring policy 'nope'; registered: dynamic, dynamic-mix, dynamic-soft, ...
     """
     module, cls, fixed = lookup(POLICIES, name, "ring policy")
     algo_cls = getattr(importlib.import_module(module), cls)

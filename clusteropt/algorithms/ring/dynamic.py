@@ -40,7 +40,13 @@ under the assumptions stated there) the chain gives the ``O(log^3 n)`` of Theore
 augmentation ``2 + eps``.  With ``mts="soft"`` the MTS is the heuristic
 :class:`~clusteropt.algorithms.ring.mts.SoftWorkFunctionLine`, which has no proven ratio, so no
 competitive bound is claimed for it; it is kept because it migrates much less on random demand
-(``benchmarks/results/experiments/ring-*``).
+(``benchmarks/results/experiments/ring-*``).  With ``mts="mix"`` (ours,
+:class:`~clusteropt.algorithms.ring.mts_mix.CombinedLine`) each interval runs the HST MTS and the
+work function algorithm side by side and follows one of them by exponential weights with lazy
+switching; its expected cost is at most a constant factor (at most 13 at the default ``rate``)
+times the smaller of theirs plus a constant independent of the sequence, so it keeps the HST MTS's
+``O(log^2 L)`` and with it Theorem 2.1's ``O(log^3 n)``; on the recorded instances it pays 1.10
+times the better of the two (geometric mean, ``benchmarks/results/ring_mix.md``).
 
 Examples
 --------
@@ -87,18 +93,23 @@ class DynamicRing:
 
     Parameters
     ----------
-    mts : {"hst", "soft", "wfa"}
+    mts : {"hst", "soft", "wfa", "mix"}
         The line MTS run in each interval: ``"hst"`` the paper's randomized black box (random
         2-HST + entropic mirror descent), ``"soft"``
         :class:`~clusteropt.algorithms.ring.mts.SoftWorkFunctionLine` (heuristic, no proven
         ratio), ``"wfa"`` the deterministic work function algorithm (``2(2L - 1)``-competitive in
-        this setting).  See the module docstring for what that makes of Theorem 2.1.
+        this setting), ``"mix"`` :class:`~clusteropt.algorithms.ring.mts_mix.CombinedLine` (ours:
+        runs ``"hst"`` and ``"wfa"`` side by side and follows one of them by exponential weights
+        of their costs).  See the module docstring for what that makes of Theorem 2.1.
     epsilon : float
         ``eps >= 0``: intervals of ``L = floor((1 + eps/2) k)`` edges (capped at ``n``); the load
         bound is ``2L <= (2 + eps) k`` (Lemma 3.1).  The paper's ``eps`` (any constant ``> 0``) and
         its exact use in ``L`` are reconstructed (tag [I]).
     theta : float, optional
         Temperature of the soft MTS (tag [?]); default ``L``.  Only with ``"soft"``.
+    rate : float, optional
+        Learning-rate scale of the combined MTS, ``eta = rate / (L - 1)`` (ours; default
+        :data:`~clusteropt.algorithms.ring.mts_mix.DEFAULT_RATE`).  Only with ``"mix"``.
     cut_start : {"initial", "center"}
         Start state of each interval's MTS (tag [?]; only the additive constant depends on it):
         ``"initial"`` = the cut edge of the initial assignment inside the interval nearest its
@@ -134,17 +145,18 @@ class DynamicRing:
     """
 
     def __init__(self, *, mts: str = "hst", epsilon: float = 1.0, theta: float | None = None,
-                 cut_start: str = "initial"):
+                 cut_start: str = "initial", rate: float | None = None):
         self.mts = mts
         self.epsilon = epsilon
         self.theta = theta
         self.cut_start = cut_start
+        self.rate = rate
 
     # -- the RingAlgorithm interface ----------------------------------------------------------
     @property
     def name(self) -> str:
-        """``dynamic`` or ``dynamic-wfa`` (the policy names of :mod:`clusteropt.online.ring`)."""
-        return "dynamic-wfa" if self.mts == "wfa" else "dynamic"
+        """``dynamic``, ``dynamic-wfa`` or ``dynamic-mix`` (the policy names of :mod:`clusteropt.online.ring`)."""
+        return {"wfa": "dynamic-wfa", "mix": "dynamic-mix"}.get(self.mts, "dynamic")
 
     @property
     def augmentation(self) -> float:
@@ -152,9 +164,14 @@ class DynamicRing:
         return 2.0 + float(self.epsilon)
 
     def get_params(self) -> dict[str, Any]:
-        """Every parameter as a JSON scalar."""
-        return {"mts": self.mts, "epsilon": float(self.epsilon),
-                "theta": None if self.theta is None else float(self.theta), "cut_start": self.cut_start}
+        """Every parameter as a JSON scalar (``rate`` only with ``mts="mix"``, the one MTS that uses it)."""
+        params = {"mts": self.mts, "epsilon": float(self.epsilon),
+                  "theta": None if self.theta is None else float(self.theta), "cut_start": self.cut_start}
+        if self.mts == "mix":
+            from clusteropt.algorithms.ring.mts_mix import DEFAULT_RATE
+
+            params["rate"] = float(DEFAULT_RATE if self.rate is None else self.rate)
+        return params
 
     def _validate(self) -> float:
         if self.mts not in MTS_CLASSES:
@@ -167,6 +184,13 @@ class DynamicRing:
             raise ValueError(f"epsilon = {self.epsilon!r}; expected a finite number >= 0")
         if self.cut_start not in CUT_STARTS:
             raise ValueError(f"cut_start = {self.cut_start!r}; expected one of {', '.join(CUT_STARTS)}")
+        if self.rate is not None:
+            rate = self.rate
+            if self.mts != "mix":
+                raise ValueError(f"rate = {rate!r} is a parameter of mts='mix' (policy dynamic-mix), "
+                                 f"not of mts={self.mts!r}")
+            if isinstance(rate, bool) or not isinstance(rate, int | float) or not math.isfinite(rate) or rate <= 0:
+                raise ValueError(f"rate = {rate!r}; expected a finite number > 0")
         return eps
 
     def start(self, instance, rng: np.random.Generator | int | None = None) -> None:
@@ -197,7 +221,7 @@ class DynamicRing:
         else:
             x0 = self._start_states(initial, starts, L)
             for j in range(m):
-                mts = make_line_mts(self.mts, theta=self.theta)
+                mts = make_line_mts(self.mts, theta=self.theta, rate=self.rate)
                 mts.reset(L, x0[j], rng)
                 self.mts_.append(mts)
             cuts = [starts[j] + self.mts_[j].position_ for j in range(m)]

@@ -28,6 +28,10 @@ the counters ``hit_cost_``, ``move_cost_``, ``cost_``):
     The randomized black box the paper uses: a random 2-HST of the line and Coester-Lee's
     entropic mirror descent on it, rounded by the same CDF coupling; ``O(log^2 N)``-competitive
     in expectation (see its docstring for the assumptions).
+:class:`~clusteropt.algorithms.ring.mts_mix.CombinedLine` (module ``mts_mix``; ours)
+    Runs several of these side by side (default the HST MTS and the WFA) and follows one of
+    them by exponential weights of their costs, switching lazily: at most a constant factor
+    more than the better of them, plus a constant.
 
 References
 ----------
@@ -309,31 +313,41 @@ class SoftWorkFunctionLine(LineMTS):
 
 #: MTS name -> class (``DynamicRing(mts=...)``): ``hst`` the paper's randomized black box
 #: (:mod:`~clusteropt.algorithms.ring.mts_hst`, registered on import), ``soft`` the heuristic,
-#: ``wfa`` the deterministic work function algorithm.
+#: ``wfa`` the deterministic work function algorithm, ``mix`` the combination of ``hst`` and
+#: ``wfa`` (ours, :mod:`~clusteropt.algorithms.ring.mts_mix`, registered on import).
 MTS_CLASSES: dict[str, type[LineMTS]] = {
     "soft": SoftWorkFunctionLine,
     "wfa": WorkFunctionLine,
 }
 
 
-def make_line_mts(name: str, *, theta: float | None = None) -> LineMTS:
-    """A line MTS by name (:data:`MTS_CLASSES`); ``theta`` only for the soft (randomized) one.
+def make_line_mts(name: str, *, theta: float | None = None, rate: float | None = None) -> LineMTS:
+    """A line MTS by name (:data:`MTS_CLASSES`); ``theta`` only for the soft one, ``rate`` only for ``mix``.
 
     >>> type(make_line_mts("wfa")).__name__
     'WorkFunctionLine'
+    >>> make_line_mts("mix", rate=0.25).rate
+    0.25
     >>> make_line_mts("nope")
     Traceback (most recent call last):
     ...
-    ValueError: unknown line MTS 'nope'; available: hst, soft, wfa
+    ValueError: unknown line MTS 'nope'; available: hst, mix, soft, wfa
     """
     if name not in MTS_CLASSES:
         raise ValueError(f"unknown line MTS {name!r}; available: {', '.join(sorted(MTS_CLASSES))}")
     cls = MTS_CLASSES[name]
+    if rate is not None and name != "mix":
+        raise ValueError(f"rate = {rate!r} is a parameter of the combined line MTS ('mix'), not of {name!r}")
     if cls is SoftWorkFunctionLine:
         return SoftWorkFunctionLine(theta=theta)
     if theta is not None:
         raise ValueError(f"theta = {theta!r} is a parameter of the randomized (soft) line MTS, not of {name!r}")
+    if name == "mix":
+        from clusteropt.algorithms.ring.mts_mix import DEFAULT_RATE
+
+        return cls(rate=DEFAULT_RATE if rate is None else rate)  # type: ignore[call-arg]
     return cls()
 
 
-import clusteropt.algorithms.ring.mts_hst  # noqa: E402, F401  (registers MTS_CLASSES["hst"])
+import clusteropt.algorithms.ring.mts_hst  # noqa: E402  (registers MTS_CLASSES["hst"])
+import clusteropt.algorithms.ring.mts_mix  # noqa: E402, F401  (registers MTS_CLASSES["mix"])
