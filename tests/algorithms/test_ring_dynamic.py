@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from clusteropt.algorithms.ring.dynamic import DynamicRing
-from clusteropt.algorithms.ring.mts import SoftWorkFunctionLine, WorkFunctionLine, make_line_mts
+from clusteropt.algorithms.ring.mts import SoftWorkFunctionLine, WorkFunctionLine, chase, make_line_mts
 from clusteropt.algorithms.ring.offline import line_mts_opt
 from clusteropt.algorithms.ring.smoothmin import cdf_position, line_w1
 from clusteropt.instances.ring import RingInstance, random_ring
@@ -68,14 +68,10 @@ def test_wfa_incremental_argmin_matches_bruteforce(N, start):
 
 
 def _adaptive(N, start, T):
-    """The adversary that always requests the WFA's own state."""
-    mts = WorkFunctionLine()
-    mts.reset(N, start)
-    seq = []
-    for _ in range(T):
-        seq.append(mts.position_)
-        mts.serve(mts.position_)
-    return seq
+    """Always request the WFA's current state (oblivious for the randomized algorithms)."""
+    wfa = WorkFunctionLine()
+    wfa.reset(N, start)
+    return chase(wfa, T)
 
 
 @pytest.mark.parametrize(("N", "start"), CASES)

@@ -7,7 +7,7 @@ import pytest
 from scipy.optimize import minimize
 
 from clusteropt.algorithms.ring.dynamic import DynamicRing
-from clusteropt.algorithms.ring.mts import MTS_CLASSES, WorkFunctionLine, make_line_mts
+from clusteropt.algorithms.ring.mts import MTS_CLASSES, WorkFunctionLine, chase, make_line_mts
 from clusteropt.algorithms.ring.mts_hst import EntropicHSTLine, hst_line_opt
 from clusteropt.algorithms.ring.offline import line_mts_opt
 
@@ -16,14 +16,10 @@ RATIO_C = 0.5
 
 
 def _wfa_adversary(N, start, T):
-    """Always request the WFA's current state (oblivious for the randomized algorithm)."""
-    w = WorkFunctionLine()
-    w.reset(N, start)
-    seq = []
-    for _ in range(T):
-        seq.append(w.position_)
-        w.serve(w.position_)
-    return seq
+    """Always request the WFA's current state (oblivious for the randomized algorithms)."""
+    wfa = WorkFunctionLine()
+    wfa.reset(N, start)
+    return chase(wfa, T)
 
 
 def _expected_cost(N, start, seq, seed, **kw):

@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from clusteropt.algorithms.ring.dynamic import DynamicRing
-from clusteropt.algorithms.ring.mts import MTS_CLASSES, WorkFunctionLine, make_line_mts
+from clusteropt.algorithms.ring.mts import MTS_CLASSES, WorkFunctionLine, chase, make_line_mts
 from clusteropt.algorithms.ring.mts_hst import EntropicHSTLine
 from clusteropt.algorithms.ring.mts_mix import DEFAULT_EXPERTS, DEFAULT_RATE, CombinedLine
 from clusteropt.algorithms.ring.offline import line_mts_opt
@@ -31,14 +31,10 @@ from clusteropt.verify import check_ring_run
 
 
 def _wfa_adversary(N, start, T):
-    """Always request the WFA's current state (oblivious for the randomized experts)."""
-    w = WorkFunctionLine()
-    w.reset(N, start)
-    seq = []
-    for _ in range(T):
-        seq.append(w.position_)
-        w.serve(w.position_)
-    return seq
+    """Always request the WFA's current state (oblivious for the randomized algorithms)."""
+    wfa = WorkFunctionLine()
+    wfa.reset(N, start)
+    return chase(wfa, T)
 
 
 def _mixed_sequence(N, start, T, seed, block=20):

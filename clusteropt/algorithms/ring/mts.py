@@ -57,7 +57,7 @@ import math
 
 import numpy as np
 
-__all__ = ["MTS_CLASSES", "LineMTS", "SoftWorkFunctionLine", "WorkFunctionLine", "make_line_mts"]
+__all__ = ["MTS_CLASSES", "LineMTS", "SoftWorkFunctionLine", "WorkFunctionLine", "chase", "make_line_mts"]
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +108,17 @@ class LineMTS:
     def _check(self, e: int) -> None:
         if not 0 <= e < self.n_states_:
             raise ValueError(f"request on state {e}; expected a state in 0..{self.n_states_ - 1}")
+
+    def _close(self, e: int) -> bool:
+        """Close the work function on a request on ``e``: ``w(e)`` rises by one unless a neighbour
+        is one lower already (module docstring); True when it rose.
+        """
+        w = self._w
+        we = w[e]
+        if (e > 0 and w[e - 1] < we) or (e + 1 < self.n_states_ and w[e + 1] < we):
+            return False
+        w[e] = we + 1
+        return True
 
 
 class WorkFunctionLine(LineMTS):
@@ -284,11 +295,8 @@ class SoftWorkFunctionLine(LineMTS):
         pos = self.position_
         if pos == e:
             self.hit_cost_ += 1
-        w = self._w
-        we = w[e]
-        if (e > 0 and w[e - 1] < we) or (e + 1 < self.n_states_ and w[e + 1] < we):
+        if not self._close(e):
             return pos  # w, p and the position unchanged (the failure mode of the class docstring)
-        w[e] = we + 1
         wt = self._wt
         old = wt[e]
         new = old * self._decay
@@ -309,6 +317,28 @@ class SoftWorkFunctionLine(LineMTS):
             self.move_cost_ += abs(new_pos - pos)
             self.position_ = new_pos
         return new_pos
+
+
+def chase(mts: LineMTS, T: int) -> list[int]:
+    """The ``T`` requests that each name the state ``mts`` is in, served by it as they come.
+
+    Against a deterministic line MTS (``mts`` already :meth:`~LineMTS.reset`) this is the
+    adversary of the deterministic lower bound (Borodin, Linial, Saks 1992): it pays every
+    request while the offline optimum pays about ``T / N``.  For a randomized one the sequence
+    depends on its draws, so it is adaptive; replayed to another algorithm it is oblivious.
+
+    >>> wfa = WorkFunctionLine()
+    >>> wfa.reset(4, start=1)
+    >>> chase(wfa, 6), wfa.hit_cost_, wfa.opt_
+    ([1, 1, 1, 0, 0, 0], 6, 1)
+    """
+    if isinstance(T, bool) or not isinstance(T, int | np.integer) or T < 0:
+        raise ValueError(f"T = {T!r}; expected an integer >= 0")
+    requests = []
+    for _ in range(int(T)):
+        requests.append(mts.position_)
+        mts.serve(mts.position_)
+    return requests
 
 
 #: MTS name -> class (``DynamicRing(mts=...)``): ``hst`` the paper's randomized black box

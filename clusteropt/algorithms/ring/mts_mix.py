@@ -65,12 +65,10 @@ The default experts (the paper's HST MTS, the work function algorithm) on reques
 hit the work function algorithm's state (the deterministic lower bound): the combination follows
 the HST MTS.
 
->>> from clusteropt.algorithms.ring.mts import WorkFunctionLine
->>> wfa, requests = WorkFunctionLine(), []
+>>> from clusteropt.algorithms.ring.mts import WorkFunctionLine, chase
+>>> wfa = WorkFunctionLine()
 >>> wfa.reset(8, start=3)
->>> for _ in range(300):
-...     requests.append(wfa.position_)
-...     _ = wfa.serve(wfa.position_)
+>>> requests = chase(wfa, 300)
 >>> mix = CombinedLine()
 >>> mix.reset(8, start=3, rng=0)
 >>> for e in requests:
@@ -205,10 +203,7 @@ class CombinedLine(LineMTS):
         pos = self.position_
         if pos == e:
             self.hit_cost_ += 1
-        w = self._w
-        we = w[e]
-        if not ((e > 0 and w[e - 1] < we) or (e + 1 < self.n_states_ and w[e + 1] < we)):
-            w[e] = we + 1
+        self._close(e)
         costs = self.expert_costs_
         for i, expert in enumerate(self.experts_):
             old = expert.position_
