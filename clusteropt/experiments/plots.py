@@ -239,8 +239,9 @@ POLICY_LABELS: dict[str, str] = {
     "slot-milp": "A_round or slot MILP",
     "max-weight": "Alg. 1 (max-weight)", "sqrt-greedy": "Alg. 2 (sqrt-greedy)",
     "weight-greedy": "weight-greedy", "random": "random",
-    "static": "static (Thm 2.1)", "dynamic": "dynamic (Thm 2.2)", "dynamic-soft": "dynamic, smooth-min",
-    "dynamic-wfa": "dynamic, deterministic WFA", "greedy": "greedy", "never": "never move",
+    "static": "static (Thm 2.2)", "dynamic": "dynamic (Thm 2.1)", "dynamic-soft": "dynamic, smooth-min",
+    "dynamic-wfa": "dynamic, deterministic WFA", "dynamic-mix": "dynamic, HST + WFA combined (ours)",
+    "greedy": "greedy", "never": "never move",
     "static-best": "best static",
     "ilp": "ILP", "lp-floor": "LP, floor rounding",
 }
