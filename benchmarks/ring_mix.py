@@ -17,6 +17,7 @@ capacity, and reports:
 * the learning-rate scale: for each ``rate``, the geometric mean and the largest value of
   dynamic-mix / min(dynamic, dynamic-wfa) over the instances, and the guarantee's factor
   ``(1 + rate) x / (1 - exp(-x))``, ``x = rate N / (N - 1)``, at the intervals' ``N``;
+* the growth of each mean ratio in n, fitted as ``a log^p n`` and ``a n^q``;
 * seconds per request of each policy.
 
 Run ``python -m benchmarks.ring_mix`` (writes ``benchmarks/results/``) or ``--quick``.
@@ -33,7 +34,7 @@ import pandas as pd
 
 from benchmarks._report import finish, header, output_dir, parser
 from clusteropt.algorithms.ring.mts_mix import DEFAULT_RATE
-from clusteropt.experiments.ring import INSTANCE_KEYS, ring_instance
+from clusteropt.experiments.ring import INSTANCE_KEYS, fit_polylog, ring_instance
 from clusteropt.online.ring import make_policy, run_ring
 from clusteropt.verify import check_ring_run
 
@@ -122,6 +123,13 @@ def main(argv: list[str] | None = None) -> int:
         **{p: (p, "mean") for p in shown}, mix_below_greedy=("mix < greedy", "sum"),
         mix_below_never=("mix < never", "sum"), instances=("dynamic", "size")).reset_index()
     report["ratios"] = table.to_dict(orient="records")
+    growth = []
+    for (experiment, pattern), g in table.groupby(["experiment", "pattern"], sort=True):
+        for p in shown:
+            fit = fit_polylog(g.n.to_numpy(), g[p].to_numpy())
+            growth.append({"experiment": experiment, "pattern": pattern, "policy": p, "p": fit["p"], "q": fit["q"],
+                           "points": int(fit["points"])})
+    report["growth"] = growth
     best = df[["dynamic", "dynamic-wfa"]].min(axis=1)
     Ls = sorted(df.L.unique().tolist())
     sens = []
@@ -158,6 +166,16 @@ def main(argv: list[str] | None = None) -> int:
                          f"{r['dynamic-wfa']:.2f} | {r[mix_label]:.2f} | "
                          f"{r['greedy']:.2f} | {r['never']:.2f} | {r['mix_below_greedy']} of {r['instances']} | "
                          f"{r['mix_below_never']} of {r['instances']} |")
+        lines += ["", "## Growth in n", "",
+                  "The mean ratio of each (pattern, policy) above fitted as `a log^p n` and as `a n^q` "
+                  "(`clusteropt.experiments.ring.fit_polylog`; the theorems' shape is polylogarithmic).", "",
+                  "| experiment | pattern | " + " | ".join(f"{q} p / q" for q in shown) + " |",
+                  "|---|---|" + "---|" * len(shown)]
+        fits = pd.DataFrame(rep["growth"])
+        for (experiment, pattern), rows in fits.groupby(["experiment", "pattern"], sort=True):
+            by = rows.set_index("policy")
+            lines.append(f"| {experiment} | {pattern} | "
+                         + " | ".join(f"{by.loc[q, 'p']:.2f} / {by.loc[q, 'q']:.2f}" for q in shown) + " |")
         lines += ["", "## The learning-rate scale", "",
                   "`gm / best`: geometric mean over the instances of dynamic-mix / min(dynamic, dynamic-wfa) "
                   "(both re-run here); `factor`: the guarantee's multiplicative factor over the intervals' "
