@@ -44,9 +44,9 @@ paper's as a grid value) so this is visible.
     existed, "ERROR" in slot 15-16 on a 30-job instance); ``inaccurate_slots`` counts slots not
     solved to a clean "optimal".  SCS's tolerances put A_fractional up to about 1e-4 (relative) *below* P_f.
     Measured (each cell's ``run_seconds`` and ``lp_seconds``; in the record made at commit
-    ``a2426d4``, two cells at a time on 2 cores, 8,754 s for its 64 cells): A_fractional takes 4-87 s
-    with the hull (R = 5 .. 20) and 7-958 s with big-M rows, on which Clarabel is slow and needs its
-    retry settings (527-958 s at R = 20); P_f 7-74 s.  Ratios with the hull: 1.0000 in every cell
+    ``9a76e52``, two cells at a time on 2 cores, 20,948 s for its 160 cells): A_fractional takes
+    5-90 s with the hull (R = 5 .. 20) and 7-1,708 s with big-M rows, on which Clarabel is slow and
+    needs its retry settings (351-1,708 s at R = 20); P_f 5-70 s.  Ratios with the hull: 1.0000 in every cell
     (the slots are coupled only through the small deployment cost C3, so solving them one by one
     loses little); with big-M rows 1.03-1.23 (``benchmarks/results/experiments/broker-fractional``).
 ``broker-rounding`` (Fig. 6)
@@ -59,7 +59,7 @@ paper's as a grid value) so this is visible.
     and slot (100 .. 700 GB) on paper-preset instances with 30 jobs and T = 20 (not 100 x 50:
     48 mlBroker runs a trial; the ratio is a per-job rounding effect, ``ceil(D / P_i)`` workers a
     job and slot, which the job count barely changes).  Measured (``run_seconds``, record of
-    commit ``a2426d4``, two cells at a time on 2 cores): 3-8 s a cell, ``slot-milp`` 9-37 s.
+    commit ``9a76e52``, two cells at a time on 2 cores): 2-9 s a cell, ``slot-milp`` 6-44 s.
 ``broker-rounding-dcs`` (Fig. 7)
     The same ratio for the three roundings against the number of DCs (5, 10, 15, 20), ``P_i`` and
     data at the paper's defaults ([16, 66] GB drawn, 500 GB), 30 jobs, T = 20.
@@ -80,9 +80,9 @@ paper's as a grid value) so this is visible.
     value nearest to it) with mlBroker's saving against each row (``(row - mlBroker) / row``),
     and ``totals`` over the data sizes.  The paper's Table 4 is from its real (Kubernetes)
     experiment, which is not reproduced; the layout is.  Measured (``run_seconds``, record of
-    commit ``a2426d4``, two cells at a time on 2 cores): Local and Central under 1 s, OASiS 14-50 s,
-    mlBroker 16-45 s, Opt 15-40 s, ``mlbroker-paper`` 25-185 s (Clarabel needs its retry settings on
-    the big-M rows), ``mlbroker-plus`` 45-194 s.
+    commit ``9a76e52``, two cells at a time on 2 cores): Local and Central under 1 s, OASiS 17-50 s,
+    mlBroker 18-37 s, Opt 18-42 s, ``mlbroker-paper`` 37-154 s (Clarabel needs its retry settings on
+    the big-M rows), ``mlbroker-plus`` 64-155 s.
 ``broker-ratio`` (Figs. 9-10)
     mlBroker's verified total over the offline optimum of (8) against the number of slots T
     (Fig. 9) and jobs per slot (Fig. 10; ``n_jobs = jobs_per_slot x T``) at 700 GB per job and
@@ -92,8 +92,10 @@ paper's as a grid value) so this is visible.
     1-4 jobs per slot, up to 100 jobs): :func:`~clusteropt.models.broker.broker_offline_optimum`
     (HiGHS, gap 0, the hull form) is then proved optimal within ``opt_time_limit`` = 300 s (each
     cell records the MILP's time as ``opt_seconds`` and the policy's as ``run_seconds``; in the
-    record made at commit ``a2426d4``, two cells at a time on 2 cores: 0.04-8.3 s up to T = 10, up to 55 s at
-    T = 15, up to 290 s at T = 25 with 4 jobs a slot; the policies under 3 s).  The denominator
+    record made at commit ``9a76e52``, two cells at a time on 2 cores with other benchmarks beside
+    them part of the time: 0.03-17 s up to T = 10 but one 151 s cell at T = 5, up to 110 s at
+    T = 15, up to 169 s at T = 25 with 4 jobs a slot; the policies' medians 0.03-2.8 s, their
+    slowest cells up to 322 s).  The denominator
     (``denominator``) is the verified MILP optimum where it is proved optimal (``"milp"``), else
     P_f with the hull (``"lp"``; the ratio is then an upper bound of the true one); ``ratio_lp``
     (over P_f) is reported in every cell.

@@ -16,9 +16,9 @@
     schedule, and the fractions ``utility_fraction``, ``alone_fraction`` and ``pooled_fraction``.
     Where GADGET and a baseline both reach ``alone_bound`` neither can beat the other.
     ``gadget-lp-rs-mde`` solves two LPs a slot and is the slow policy (each cell records its
-    ``run_seconds``; in the record made at commit ``a2426d4``, two cells at a time on 2 cores:
-    7-9 s at 100 jobs, 17-28 s at 300, 26-37 s at 500, 75-88 s at 1000; the greedy ``gadget``
-    3-68 s, the baselines 0.5-10 s; 2,326 s for the 175 cells), and runs on the whole grid of
+    ``run_seconds``; in the record made at commit ``9a76e52``, two cells at a time on 2 cores:
+    6-7 s at 100 jobs, 19-20 s at 300, 33-35 s at 500, 67-81 s at 1000; the greedy ``gadget``
+    2-53 s, the baselines 0.5-6.3 s; 2,179 s for the 175 cells), and runs on the whole grid of
     :data:`UTILITY_JOBS`; the quick variant runs 20 and 40 jobs on a 40-slot horizon.
 ``gadget-utility-settings`` (Fig. 4 where scheduling matters; the package's settings)
     With the paper's sigmoid ranges (``lambda_3`` of 300-3000 iterations, a few worker-slots)
