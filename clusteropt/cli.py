@@ -818,7 +818,7 @@ def _ring_inline() -> int:
                    "the algorithm's own).")
 @click.option("--rate", type=float, default=None,
               help="Ring dynamic-mix: learning-rate scale of the combined line MTS, eta = rate / (L - 1) "
-                   "(default 0.5).")
+                   "(default 2).")
 @click.option("--price-form", type=click.Choice(["tight", "bigm"]), default="tight", show_default=True,
               help="mlBroker: price rows of (10): the convex hull of Eq. (7), or the paper's big-M rows "
                    "(8c)-(8e).")

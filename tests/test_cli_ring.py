@@ -128,6 +128,20 @@ def test_run_passes_epsilon(tmp_path, capsys, small):
     assert data["epsilon"] == 0.5 and data["augmentation"] == 1.5
 
 
+def test_run_passes_the_combined_mts_rate(tmp_path, capsys, small):
+    out_path = tmp_path / "mix.json"
+    code = run(capsys, "run", small, "--policy", "dynamic-mix", "--rate", 0.25, "--seed", 2, "--json", out_path)[0]
+    assert code == 0
+    data = json.loads(out_path.read_text())
+    assert data["policy"] == "dynamic-mix" and data["rate"] == 0.25 and data["params"]["mts"] == "mix"
+    assert data["verified"] and data["max_load_over_k"] <= data["augmentation"] + 1e-9
+    default = tmp_path / "default.json"
+    assert run(capsys, "run", small, "--policy", "dynamic-mix", "--json", default)[0] == 0
+    from clusteropt.algorithms.ring.mts_mix import DEFAULT_RATE
+
+    assert json.loads(default.read_text())["rate"] == DEFAULT_RATE
+
+
 def test_the_ring_models_are_registered_by_the_package():
     pytest.importorskip("clusteropt.models.ring")
     # a fresh interpreter: what `clusteropt solve` sees (other tests may have imported models.ring here)
@@ -179,6 +193,9 @@ GEN = ["generate", "ring", "--n", "16", "--servers", "4", "--requests", "10", "-
     (["run", "{f}", "--policy", "never", "--epsilon", "0.1"], "has no parameter 'epsilon'"),
     (["run", "{f}", "--policy", "greedy", "--epsilon", "-0.1"], "epsilon = -0.1"),
     (["run", "{d}/missing.json", "--policy", "never"], "no such instance file"),
+    (["run", "{f}", "--policy", "dynamic", "--rate", "1"], "rate = 1.0 is a parameter of mts='mix'"),
+    (["run", "{f}", "--policy", "dynamic-mix", "--rate", "0"], "rate = 0.0; expected a finite number > 0"),
+    (["run", "{f}", "--policy", "never", "--rate", "1"], "has no parameter 'rate'"),
 ])
 def test_bad_input_is_one_line(tmp_path, capsys, small, args, match):
     code, _, err = run(capsys, *[a.format(f=small, d=tmp_path) for a in args])
@@ -204,3 +221,10 @@ def test_help_mentions_ring(capsys):
     assert "A paper 004 instance" in run(capsys, "generate", "--help")[1]
     helptext = " ".join(run(capsys, "run", "--help")[1].split())
     assert "Ring: dynamic (default)" in helptext and "Ring instances" in helptext
+
+
+def test_rate_is_refused_on_other_instances(tmp_path, capsys):
+    path = tmp_path / "rt.json"
+    assert run(capsys, "generate", "realtime", "--preset", "fig5", "--n", "6", "-o", path)[0] == 0
+    code, _, err = run(capsys, "run", path, "--rate", "1")
+    assert "--rate is the ring policy dynamic-mix's" in one_line_error(code, err)
