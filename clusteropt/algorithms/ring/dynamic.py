@@ -189,8 +189,9 @@ class DynamicRing:
             if self.mts != "mix":
                 raise ValueError(f"rate = {rate!r} is a parameter of mts='mix' (policy dynamic-mix), "
                                  f"not of mts={self.mts!r}")
-            if isinstance(rate, bool) or not isinstance(rate, int | float) or not math.isfinite(rate) or rate <= 0:
-                raise ValueError(f"rate = {rate!r}; expected a finite number > 0")
+            from clusteropt.algorithms.ring.mts_mix import check_rate
+
+            check_rate(rate)
         return eps
 
     def start(self, instance, rng: np.random.Generator | int | None = None) -> None:

@@ -372,10 +372,8 @@ def make_line_mts(name: str, *, theta: float | None = None, rate: float | None =
         return SoftWorkFunctionLine(theta=theta)
     if theta is not None:
         raise ValueError(f"theta = {theta!r} is a parameter of the randomized (soft) line MTS, not of {name!r}")
-    if name == "mix":
-        from clusteropt.algorithms.ring.mts_mix import DEFAULT_RATE
-
-        return cls(rate=DEFAULT_RATE if rate is None else rate)  # type: ignore[call-arg]
+    if rate is not None:  # the combined MTS (its own default rate otherwise)
+        return cls(rate=rate)  # type: ignore[call-arg]
     return cls()
 
 

@@ -87,7 +87,7 @@ import numpy as np
 
 from clusteropt.algorithms.ring.mts import MTS_CLASSES, LineMTS, SoftWorkFunctionLine
 
-__all__ = ["DEFAULT_EXPERTS", "DEFAULT_RATE", "CombinedLine"]
+__all__ = ["DEFAULT_EXPERTS", "DEFAULT_RATE", "CombinedLine", "check_rate"]
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +100,21 @@ DEFAULT_EXPERTS = ("hst", "wfa")
 #: guarantee's factor grows about as ``rate^2`` (for large ``N``: 1.91 at 0.5, 6.94 at 2, 20.4 at 4;
 #: ``benchmarks/results/ring_mix.md``).
 DEFAULT_RATE = 2.0
+
+
+def check_rate(rate) -> float:
+    """``rate`` as a float, or a ``ValueError`` naming it unless it is a finite number ``> 0``.
+
+    >>> check_rate(2)
+    2.0
+    >>> check_rate(0)
+    Traceback (most recent call last):
+    ...
+    ValueError: rate = 0; expected a finite number > 0
+    """
+    if isinstance(rate, bool) or not isinstance(rate, int | float) or not math.isfinite(rate) or rate <= 0:
+        raise ValueError(f"rate = {rate!r}; expected a finite number > 0")
+    return float(rate)
 
 
 class CombinedLine(LineMTS):
@@ -156,9 +171,7 @@ class CombinedLine(LineMTS):
         if self.theta is not None and "soft" not in names:
             raise ValueError(f"theta = {self.theta!r} is the soft expert's temperature; "
                              f"experts = {tuple(names)!r} has no 'soft'")
-        rate = self.rate
-        if isinstance(rate, bool) or not isinstance(rate, int | float) or not math.isfinite(rate) or rate <= 0:
-            raise ValueError(f"rate = {rate!r}; expected a finite number > 0")
+        rate = check_rate(self.rate)
         super().reset(n_states, start, rng)
         gen = np.random.default_rng(rng)
         streams = gen.spawn(len(names) + 1)
@@ -170,7 +183,7 @@ class CombinedLine(LineMTS):
             self.experts_.append(expert)
         self._coins = streams[-1]
         m = len(self.experts_)
-        self.eta_ = float(rate) / max(1, self.n_states_ - 1)
+        self.eta_ = rate / max(1, self.n_states_ - 1)
         self.expert_costs_ = [0] * m
         self._p = [1.0 / m] * m
         self.following_ = int(self._coins.choice(m)) if m > 1 else 0
