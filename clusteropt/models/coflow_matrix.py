@@ -45,6 +45,7 @@ from clusteropt.models.coflow import (
     separate_parallel_inequalities,
 )
 from clusteropt.solvers.direct import highs_termination, run_highs
+from clusteropt.solvers.highs import run_live
 from clusteropt.solvers.result import NotOptimalError, SolveResult, Termination
 from clusteropt.solvers.rowgen import RowGenResult, check_options, stop_message
 
@@ -158,7 +159,7 @@ def cos_lower_bound_matrix(
                 if limit is not None:
                     h.setOptionValue("time_limit", float(limit))
                 t1 = time.perf_counter()
-                h.run()
+                run_live(h)
                 run_s = time.perf_counter() - t1
             solve_s += run_s
             rounds += 1

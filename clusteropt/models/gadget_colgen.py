@@ -68,6 +68,7 @@ from clusteropt.algorithms.gadget.allocation import Mapping
 from clusteropt.models.gadget import SlotProblem, TreeLayout, tree_layout
 from clusteropt.models.gadget_embedding import _mapping, _parts, _preorder, check_kappa, server_fit
 from clusteropt.solvers.direct import highs_termination
+from clusteropt.solvers.highs import new_highs, run_live
 from clusteropt.solvers.result import NotOptimalError, SolveResult, Termination
 
 __all__ = ["MASTER_STRATEGIES", "ColgenResult", "PlacementPrices", "price_placements", "solve_embedding_colgen"]
@@ -380,9 +381,7 @@ def solve_embedding_colgen(problem: SlotProblem, kappa, *, tol: float = 1e-7, ma
     scale = max(1.0, float(np.abs(pi).max()) if J else 1.0)
     enter_tol = tol * scale
 
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("simplex_strategy", MASTER_STRATEGIES[master])
+    h = new_highs(options={"simplex_strategy": MASTER_STRATEGIES[master]})
     upper = np.concatenate([np.ones(J), cap.ravel(), link_cap])
     h.addRows(n_rows, np.full(n_rows, -highspy.kHighsInf), upper, 0, np.zeros(n_rows + 1, dtype=np.int32),
               np.zeros(0, dtype=np.int32), np.zeros(0))
@@ -453,7 +452,7 @@ def solve_embedding_colgen(problem: SlotProblem, kappa, *, tol: float = 1e-7, ma
                   np.concatenate(coef))
         build_s += time.perf_counter() - t1
         t2 = time.perf_counter()
-        h.run()
+        run_live(h)
         solve_s += time.perf_counter() - t2
         rounds += 1
         term, message = highs_termination(h)

@@ -175,12 +175,12 @@ class PersistentMaxWeight:
     def __init__(self, n_apps: int, n_workers: int, *, mip_gap: float = 0.0):
         import highspy
 
+        from clusteropt.solvers.highs import new_highs
+
         self.n_apps, self.n_workers = int(n_apps), int(n_workers)
         if self.n_apps < 1 or self.n_workers < 1:
             raise ValueError(f"n_apps = {n_apps}, n_workers = {n_workers}; expected >= 1 each")
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
-        h.setOptionValue("mip_rel_gap", float(mip_gap))
+        h = new_highs(options={"mip_rel_gap": float(mip_gap)})
         n, m = self.n_apps, self.n_workers
         h.addVars(n, np.zeros(n), np.zeros(n))
         h.changeColsIntegrality(n, np.arange(n, dtype=np.int32), np.full(n, highspy.HighsVarType.kInteger))
@@ -206,6 +206,8 @@ class PersistentMaxWeight:
 
         import highspy
 
+        from clusteropt.solvers.highs import run_live
+
         _, job, weight = _frame_weights(queues, jobs, success)
         if job.shape != (self.n_apps, self.n_workers):
             raise ValueError(f"jobs: shape {job.shape}; expected ({self.n_apps}, {self.n_workers}) of this model")
@@ -226,7 +228,7 @@ class PersistentMaxWeight:
             changes += 1
         self._job, self._cost, self._upper = job.copy(), weight, upper
         t1 = time.perf_counter()
-        h.run()
+        run_live(h)
         t2 = time.perf_counter()
         if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             raise RuntimeError(f"max-weight ILP: HiGHS stopped with {h.modelStatusToString(h.getModelStatus())}")

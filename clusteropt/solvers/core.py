@@ -115,8 +115,9 @@ def native_options(
 
     An option the solver does not take is refused with an error naming the solvers that do,
     except ``threads=1`` for single-threaded solvers.  ``options`` (native names) are merged
-    last, so they override.  Called right before every solve, it also readies the solver for a
-    thread count (``SolverSpec.prepare_threads``: HiGHS resets its process-wide thread pool).
+    last, so they override.  Called right before every solve, it also readies the solver for the
+    thread count (``SolverSpec.prepare``: HiGHS resets its process-wide thread pool, whose count a
+    run cannot change otherwise; see :mod:`clusteropt.solvers.highs`).
     ``threads=None`` means :func:`default_threads` (``$CLUSTEROPT_THREADS``), if set.
     """
     if threads is None:
@@ -143,8 +144,8 @@ def native_options(
             )
         _merge(out, translate(value))
     _merge(out, dict(options or {}))
-    if threads is not None and spec.prepare_threads is not None:
-        spec.prepare_threads()
+    if spec.prepare is not None:
+        spec.prepare(threads)
     return out
 
 

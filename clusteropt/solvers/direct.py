@@ -27,6 +27,7 @@ import pyomo.environ as pyo
 import scipy.sparse as sp
 from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
 
+from clusteropt.solvers.highs import new_highs, run_live
 from clusteropt.solvers.pyomo_backend import variable_labels, variable_values
 from clusteropt.solvers.result import NotOptimalError, SolveResult, Termination, settle
 
@@ -61,19 +62,12 @@ def run_highs(cost, col_lower, col_upper, a, row_lower, row_upper, *, maximize: 
     ``run=False`` only passes the model (``run_seconds`` 0), e.g. to set a starting basis first.
     """
     t0 = time.perf_counter()
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
     opts = dict(options or {})
     if time_limit is not None:
         opts["time_limit"] = float(time_limit)
     if mip_gap is not None:
         opts["mip_rel_gap"] = float(mip_gap)
-    if threads is not None:
-        opts["threads"] = int(threads)
-    for key, val in opts.items():
-        if h.setOptionValue(key, val) != highspy.HighsStatus.kOk:
-            raise ValueError(f"HiGHS rejected option {key} = {val!r}; see the HiGHS options list "
-                             "(https://ergo-code.github.io/HiGHS/dev/options/definitions/)")
+    h = new_highs(threads=threads, options=opts)  # the thread pool readied, the banner silenced
     n, m = len(cost), len(row_lower)
     if a is None or not m:
         a = sp.csc_array((m, n))
@@ -214,7 +208,7 @@ class WarmHighs:
                     start = False  # HiGHS refused it: solve from scratch
                 pass_s += time.perf_counter() - t0
             t1 = time.perf_counter()
-            h.run()
+            run_live(h)
             run_s = time.perf_counter() - t1
             self.highs, self._key = h, key
             self._arrays = (mat.indptr.copy(), mat.indices.copy(), mat.data.copy(), cost, lo, hi, rlo, rhi)
@@ -241,7 +235,7 @@ class WarmHighs:
             held.changeRowsBounds(int(idx.size), idx, rlo[idx], rhi[idx])  # type: ignore[attr-defined]
         self._arrays = (*self._arrays[:3], cost, lo, hi, rlo, rhi)
         t1 = time.perf_counter()
-        held.run()
+        run_live(held)
         t2 = time.perf_counter()
         self.warm_solves += 1
         self.last_kind = "warm"

@@ -136,6 +136,9 @@ NATIVE_KEYS = ("config", "solver_options")
 def _highs_option_known(name: str) -> bool:
     import highspy
 
+    from clusteropt.solvers.highs import quiet_banner
+
+    quiet_banner()
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)  # an unknown name is otherwise reported on stdout
     return h.getOptionType(name)[0] == highspy.HighsStatus.kOk
@@ -144,6 +147,9 @@ def _highs_option_known(name: str) -> bool:
 def _highs_option_names() -> list[str]:
     import highspy
 
+    from clusteropt.solvers.highs import quiet_banner
+
+    quiet_banner()
     return [a for a in dir(highspy.Highs().getOptions()) if not a.startswith("_")]
 
 

@@ -99,8 +99,9 @@ class SolverSpec:
     routes: Mapping[str, Route] = field(default_factory=dict)
     threads: bool = True
     """Whether the solver honours a thread count (``threads=1`` is always accepted)."""
-    prepare_threads: Callable[[], None] | None = None
-    """Called before a solve that sets ``threads`` (HiGHS: rebuild its process-wide thread pool)."""
+    prepare: Callable[[int | None], None] | None = None
+    """Called right before every solve with the thread count it sets (None: none), e.g. HiGHS's
+    :func:`clusteropt.solvers.highs.prepare` (its process-wide thread pool and banner)."""
 
     def available(self, backend: str | None = None) -> bool:
         """Whether the solver can be used here, through ``backend`` or through any backend."""
@@ -149,10 +150,10 @@ _CONTRIB: OptionMap = {
 }
 
 
-def _reset_highs_scheduler() -> None:
-    import highspy
+def _prepare_highs(threads: int | None) -> None:
+    from clusteropt.solvers.highs import prepare
 
-    highspy.Highs.resetGlobalScheduler(True)
+    prepare(threads)
 
 
 def _caps(*names: str) -> frozenset[Capability]:
@@ -189,7 +190,7 @@ SOLVERS: Mapping[str, SolverSpec] = {
                     },
                 ),
             },
-            prepare_threads=_reset_highs_scheduler,
+            prepare=_prepare_highs,
         ),
         SolverSpec(
             "scip",

@@ -203,8 +203,11 @@ def test_fill_greedy_never_has_less_gain_than_none_on_the_same_slot(slot_solver,
 
 
 def test_fill_none_is_alg1_line_by_line():
-    # Alg. 1 as written, each line by hand: I[t], problem (10) solved exactly, z updated
-    from clusteropt.models.gadget import allocation_from_solution
+    # Alg. 1 as written, each line by hand: I[t], problem (10) solved exactly, z updated.  Problem (10)
+    # may have several optima (highspy 1.15.1 and 1.16.0 return different ones on this instance, by
+    # the policy's array route and the Pyomo route alike): line 4 holds when the policy's allocation
+    # is feasible and attains the optimum, and line 5 then adds the policy's own allocation.
+    from clusteropt.rounding.gadget import slot_gain
 
     inst = gadget_preset("tiny", jobs=5, seed=2, utility="sqrt")
     run = run_online(make_policy("gadget", slot_solver="exact", fill="none"), inst, horizon=inst.horizon, seed=0)
@@ -215,14 +218,15 @@ def test_fill_none_is_alg1_line_by_line():
         assert info["active"] == active
         p = slot_problem(inst, t, z)
         assert p.jobs.tolist() == active  # every tiny job fits on some server
+        y = run.schedule.slots[t - 1]
+        assert check_gadget_allocation(inst, y, t, used=z).ok
         if active:
             model = build_gvne(p)  # line 4: problem (10) as the G-VNE ILP
             res = solve(model)
-            y = allocation_from_solution(p, model)
             assert info["objective"] == pytest.approx(res.objective) and info["fill_gain"] == 0.0
+            assert slot_gain(p, y) == pytest.approx(res.objective)  # an optimum of (10)
         else:
-            y = SlotAllocation.empty(inst.n_jobs, inst.cluster.n_servers)
-        np.testing.assert_array_equal(run.schedule.slots[t - 1].workers, y.workers)
+            assert not y.workers.any()
         z = z + y.workers.sum(axis=1)  # line 5
     np.testing.assert_array_equal(run.worker_slots, z)
     assert run.total_utility == pytest.approx(float(inst.utility_of(z).sum()))
