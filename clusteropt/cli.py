@@ -904,6 +904,7 @@ def _run_broker(inst, policy, epsilon, price_form, seed, json_path, rounding_var
 
     from clusteropt.online import run_online
     from clusteropt.online.broker import make_policy, trace_json
+    from clusteropt.online.driver import fallback_note, fallback_summary
     from clusteropt.provenance import solver_block
     from clusteropt.verify import check_broker_schedule
 
@@ -938,9 +939,13 @@ def _run_broker(inst, policy, epsilon, price_form, seed, json_path, rounding_var
         raise SolverFailure(str(exc)) from None
     check = check_broker_schedule(inst, run.schedule)
     totals = check.cost_totals()
-    _echo(f"{policy}: {inst.n_jobs} jobs over {inst.horizon} slots, total cost {check.total_cost:.6g} "
-          f"(C1 {totals['C1']:.4g}, C2 {totals['C2']:.4g}, C3 {totals['C3']:.4g}, C4 {totals['C4']:.4g}), "
-          f"{run.seconds:.2f} s deciding; verified {check.ok}", json_path)
+    fallbacks = fallback_summary(run.slot_info)
+    note = fallback_note(fallbacks, inst.horizon)
+    retried = sum(int(d.get("attempts", 1)) > 1 for d in run.slot_info)
+    retry_text = f"; problem (10) solved again with retry settings in {retried} slots" if retried else ""
+    _echo(f"{policy}{f' ({note})' if note else ''}: {inst.n_jobs} jobs over {inst.horizon} slots, total cost "
+          f"{check.total_cost:.6g} (C1 {totals['C1']:.4g}, C2 {totals['C2']:.4g}, C3 {totals['C3']:.4g}, "
+          f"C4 {totals['C4']:.4g}), {run.seconds:.2f} s deciding; verified {check.ok}{retry_text}", json_path)
     if json_path is not None:
         params = built.get_params()
         lp_solver = solver_block("highs")  # the transportation LP for q (and OASiS's placement MILPs)
@@ -948,6 +953,8 @@ def _run_broker(inst, policy, epsilon, price_form, seed, json_path, rounding_var
         if mlbroker:
             params.update(solver=solver, lp_solver=lp_solver)
         out = {"policy": policy, "seed": seed, "params": params, **run.to_json_dict(inst)}
+        out["fallbacks"] = fallbacks  # slots decided by the policy's documented fallback
+        out["retried_slots"] = retried
         out["total_cost"] = check.total_cost  # the verifier's recount
         out["costs"] = totals
         out["verified"] = check.ok
@@ -1023,6 +1030,11 @@ def _run_gadget(inst, policy, slot_solver, time_limit, seed, json_path, *, fill=
         label += ", no fill)" if options["fill"] == "none" else ")"
     else:
         label = policy
+    not_optimal = [t for t, d in enumerate(run.slot_info, start=1)
+                   if d.get("termination") not in (None, "OPTIMAL")]
+    if not_optimal:  # the exact slot ILP stopped by --time-limit: the incumbent decided those slots
+        label += (f" ({len(not_optimal)} of {inst.horizon} slots not proved optimal: the incumbent at the "
+                  "time limit)")
     over_text = ""
     if overload["capacity_violations"] or paper:
         over_text = (f"; capacity violations {overload['capacity_violations']} in {overload['overloaded_slots']} "
@@ -1034,6 +1046,7 @@ def _run_gadget(inst, policy, slot_solver, time_limit, seed, json_path, *, fill=
         out = run.to_json_dict(inst)
         out["seed"] = seed
         out["total_utility"] = check.total_utility  # the verifier's recount
+        out["slots_not_optimal"] = not_optimal
         out["verified"] = check.ok
         out["violations"] = [str(v) for v in check.violations[:20]]
         out.update(overload)
@@ -1090,6 +1103,9 @@ def _run_coflow(inst, policy, scheduler, lower_bound, kappa, json_path, *, onlin
     if result.lower_bound is not None:
         ratio = "undefined: the bound is 0" if result.ratio is None else f"{result.ratio:.4f}"
         line += f"; LP bound {result.lower_bound:.6g} (ratio {ratio})"
+        if result.bound_converged is False:  # row generation stopped early: a valid bound, not the LP optimum
+            line += (" (row generation did not converge: a valid lower bound, not the LP optimum"
+                     + ("; lp-order's order comes from that relaxation)" if policy == "lp-order" else ")"))
     if inst.release.any():
         late = result.from_release(inst)
         line += f"; counted from release: {late['total']:.6g}, mean CCT {late['mean']:.4g} slots"
@@ -1115,6 +1131,8 @@ def _run_realtime(inst, policy, frames, seed, requirement, json_path) -> None:
         run = run_online(make_policy(policy), inst, horizon=frames, seed=seed, progress=True, unit="frame")
     except (InstanceError, ValueError) as exc:
         raise BadInput(str(exc)) from None
+    except RuntimeError as exc:  # the max-weight ILP of a frame not proved optimal: no fallback
+        raise SolverFailure(str(exc)) from None
     check = check_realtime_run(inst, run)
     assert check.rates is not None and inst.requirement is not None  # always recounted / set by validation
     rates = ", ".join(f"{x:.4f}" for x in check.rates)

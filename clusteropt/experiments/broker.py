@@ -299,6 +299,16 @@ def _retried(run) -> int:
     return sum(int(d.get("attempts", 1)) > 1 for d in run.slot_info)
 
 
+def _fallbacks(run) -> int:
+    """Slots a documented fallback decided (:func:`clusteropt.online.driver.fallback_summary`): the
+    slot MILP of ``mlbroker-plus`` out of time without a solution, or problem (10) only
+    ``optimal_inaccurate``.
+    """
+    from clusteropt.online.driver import fallback_summary
+
+    return int(fallback_summary(run.slot_info)["count"])
+
+
 # -- P_f (9) and the MILP (8), cached per worker process -------------------------------------------
 
 
@@ -458,6 +468,7 @@ def run_rounding_cell(params: dict[str, Any], seed: int, policy: str) -> dict[st
         "price_form": price_form,
         "inaccurate_slots": _inaccurate(run),
         "retried_slots": _retried(run),
+        "fallback_slots": _fallbacks(run),
         "verified": check.ok,
         "run_seconds": run_s,
         "verify_seconds": verify_s,
@@ -529,7 +540,7 @@ def run_cost_cell(params: dict[str, Any], seed: int, policy: str) -> dict[str, A
     if policy in MLBROKER_POLICIES:
         out.update(fractional_total=_fractional_totals(run)["fractional_total"], price_form=options["price_form"],
                    rounding_variant=options["rounding_variant"], workers_added=_workers_added(run),
-                   inaccurate_slots=_inaccurate(run), retried_slots=_retried(run))
+                   inaccurate_slots=_inaccurate(run), retried_slots=_retried(run), fallback_slots=_fallbacks(run))
     out.update(run_seconds=run_s, verify_seconds=verify_s)
     return out
 
@@ -628,8 +639,8 @@ def run_ratio_cell(params: dict[str, Any], seed: int, policy: str) -> dict[str, 
         "ratio": total / denominator if denominator > 0 else float("nan"),
         "ratio_lp": total / lp if lp > 0 else float("nan"),
         "n_jobs_actual": inst.n_jobs,
-        **({"retried_slots": _retried(run), "workers_added": _workers_added(run)} if policy in MLBROKER_POLICIES
-           else {}),
+        **({"retried_slots": _retried(run), "workers_added": _workers_added(run),
+            "fallback_slots": _fallbacks(run)} if policy in MLBROKER_POLICIES else {}),
         "verified": check.ok,
         "run_seconds": run_s,
         "verify_seconds": verify_s,

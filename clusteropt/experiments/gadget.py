@@ -187,6 +187,11 @@ def make_gadget_policy(policy: str):
     return make_policy(name, **options)
 
 
+def _incumbent_slots(run) -> int:
+    """Slots whose exact slot ILP stopped at its time limit and kept the incumbent (``gadget-exact``)."""
+    return sum(d.get("termination") not in (None, "OPTIMAL") for d in run.slot_info)
+
+
 def _verified_run(inst, policy: str, seed: int):
     """Run ``policy`` over the instance's horizon and check the schedule; raise when it fails,
     except for the capacity violations of a policy of :data:`PAPER_ROUNDING_POLICIES`.
@@ -238,8 +243,8 @@ def run_utility_cell(params: dict[str, Any], seed: int, policy: str) -> dict[str
     (:func:`~clusteropt.online.gadget.capacity_overload`: nonzero only for the paper rounding,
     whose cells are then not ``verified``), ``worker_slots`` (total), ``fill_gain`` (the gain the
     work-conserving fill added, summed over slots; GADGET only), ``mean_slot_jobs`` (jobs in the
-    slot problems, the policies' own count), ``run_seconds``, ``verify_seconds`` and
-    ``pooled_seconds``.
+    slot problems, the policies' own count), ``incumbent_slots`` (slots whose exact slot ILP kept
+    its incumbent at the time limit), ``run_seconds``, ``verify_seconds`` and ``pooled_seconds``.
     """
     from clusteropt.online.gadget import capacity_overload
 
@@ -264,6 +269,7 @@ def run_utility_cell(params: dict[str, Any], seed: int, policy: str) -> dict[str
         "worker_slots": int(np.asarray(check.worker_slots).sum()),
         "fill_gain": float(sum(d.get("fill_gain", 0.0) for d in run.slot_info)),
         "mean_slot_jobs": float(np.mean(jobs)) if jobs else 0.0,
+        "incumbent_slots": _incumbent_slots(run),
         "run_seconds": run_s,
         "verify_seconds": verify_s,
         "pooled_seconds": pooled["pooled_seconds"],
@@ -788,14 +794,14 @@ def run_competitive_cell(params: dict[str, Any], seed: int, policy: str) -> dict
     Returns ``total_utility``, ``opt_value`` (the optimum's checked utility), ``opt_optimal``
     (proved; otherwise ``ratio`` divides by the solver's bound ``opt_bound`` instead, a lower
     estimate), ``ratio`` (None when ``degenerate``: optimum below :data:`MIN_OPTIMUM`),
-    ``gamma``, ``theorem10_bound = 1 / (3 gamma + 1)``, ``above_bound``, ``verified``, timings.
-    Raises when the online schedule beats the proved optimum by more than 1e-4 (relative): the
-    "optimum" would then not be one.
+    ``gamma``, ``theorem10_bound = 1 / (3 gamma + 1)``, ``above_bound``, ``incumbent_slots``,
+    ``verified``, timings.  Raises when the online schedule beats the proved optimum by more than
+    1e-4 (relative): the "optimum" would then not be one.
     """
     from clusteropt.models.gadget import worker_bound
 
     inst, opt, optimal, bound, opt_s = _offline(json.dumps(params, sort_keys=True), seed)
-    _, check, run_s, verify_s = _verified_run(inst, policy, seed)
+    run, check, run_s, verify_s = _verified_run(inst, policy, seed)
     gamma = int(np.ceil(worker_bound(inst, np.zeros(inst.n_jobs), np.arange(inst.n_jobs)).max() - 1e-9))
     theorem10 = 1.0 / (3 * gamma + 1)
     denominator = opt if optimal else bound
@@ -814,6 +820,7 @@ def run_competitive_cell(params: dict[str, Any], seed: int, policy: str) -> dict
         "gamma": gamma,
         "theorem10_bound": theorem10,
         "above_bound": None if ratio is None else bool(ratio >= theorem10),
+        "incumbent_slots": _incumbent_slots(run),
         "verified": check.ok,
         "run_seconds": run_s,
         "verify_seconds": verify_s,

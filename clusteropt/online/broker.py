@@ -90,7 +90,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 
 from clusteropt.algorithms.broker.decision import BrokerDecision, BrokerSchedule
 from clusteropt.instances.broker import BrokerInstance
-from clusteropt.online.driver import register_environment
+from clusteropt.online.driver import FALLBACK, register_environment
 
 __all__ = ["CLARABEL_RETRIES", "POLICIES", "AFractional", "BrokerEnvironment", "BrokerObservation", "BrokerRun",
            "Central", "Local", "MlBroker", "OASiS", "SlotSolveError", "decision_cost", "make_policy",
@@ -364,6 +364,8 @@ class AFractional:
                 "attempts": len(tried), "solver_options": dict(options),
                 "build_seconds": t1 - t0 + float(res.build_seconds or 0.0),
                 "solve_seconds": solve_seconds}
+        if not res.is_optimal:  # the documented fallback: an optimal_inaccurate point (counted by the run)
+            info[FALLBACK] = f"problem (10) solved only to optimal_inaccurate by {self.solver}"
         return dec, info
 
     def step(self, t: int, obs: BrokerObservation):
@@ -476,6 +478,8 @@ class MlBroker:
             rinfo = sinfo.a_round if sinfo.chosen == "a_round" else None  # the trace holds A_round's only
             info.update({f"slot_milp_{k}": v for k, v in sinfo.to_dict().items()})
             info["workers_added"] = sinfo.workers_added
+            if sinfo.fallback:  # the MILP hit its limit without a solution: A_round decided the slot
+                info[FALLBACK] = "; ".join(w for w in (info.get(FALLBACK, ""), sinfo.fallback) if w)
         else:
             dec, rinfo = BROKER_ROUNDINGS[self.rounding](inst, t, frac.y, frac.s, obs.prev_v, self.rng_,
                                                          return_info=True, variant=self.rounding_variant)

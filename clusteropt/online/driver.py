@@ -10,12 +10,22 @@ is the only mutator and returns the decision).  Environments register per instan
 Randomness: ``seed`` is split once with :class:`numpy.random.SeedSequence` into the environment's
 stream and the policy's stream.  Two policies run with the same seed therefore see the very same
 inputs (common random numbers), which makes paired comparisons exact.
+
+Failed solves.  A solver that fails inside a slot is never hidden.  Where a policy has no
+documented way on, the error propagates: :func:`run_online` adds the slot (``slot 7: ...``) to
+the message of a ``RuntimeError`` (every solver error is one) that does not name it yet, and the
+command line exits 3 with that line.  Where a policy documents a *fallback* (another rule decides
+the slot when its solver gives no usable answer, e.g. ``mlbroker-plus`` keeping A_round's decision
+when the slot MILP hits its time limit without a solution), the policy writes why into the slot's
+info under :data:`FALLBACK`, and :func:`fallback_summary` counts them for ``out.json``, the
+command line's summary line and the experiment rows, so a run decided in part by its fallback is
+never reported as if the policy alone had decided it.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -23,7 +33,11 @@ import numpy as np
 from clusteropt.progress import Progress
 from clusteropt.registries import lookup
 
-__all__ = ["ENVIRONMENTS", "Environment", "Policy", "register_environment", "run_online"]
+__all__ = ["ENVIRONMENTS", "FALLBACK", "Environment", "Policy", "fallback_note", "fallback_summary",
+           "register_environment", "run_online"]
+
+#: Key of a slot's info that names the documented fallback that decided the slot (absent or "": none).
+FALLBACK = "fallback"
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +117,44 @@ def run_online(policy: Policy, instance: Any, *, horizon: int, seed=None, progre
     label = f"{kind} {getattr(policy, 'name', type(policy).__name__)}"
     with Progress(label, int(horizon), unit, enabled=progress) as bar:
         for t in range(1, int(horizon) + 1):
-            env.apply(t, policy.step(t, env.observe(t)))
+            try:
+                decision = policy.step(t, env.observe(t))
+            except RuntimeError as exc:  # a failed solve: say in which slot (module docstring)
+                text = str(exc)
+                if len(exc.args) == 1 and not text.startswith(f"slot {t}"):
+                    exc.args = (f"slot {t} ({label}): {text}",)
+                raise
+            env.apply(t, decision)
             bar.update()
     return env.result(policy)
+
+
+def fallback_summary(slot_info: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Count the slots a documented fallback decided (their info's :data:`FALLBACK`).
+
+    ``slot_info`` is a run's per-slot info, slot 1 first.  Returns ``{"count", "slots" (1-based),
+    "reasons" (reason -> slots)}``, what ``out.json`` carries under ``"fallbacks"``.
+
+    >>> fallback_summary([{}, {"fallback": "A_round kept"}, {"fallback": ""}, {"fallback": "A_round kept"}])
+    {'count': 2, 'slots': [2, 4], 'reasons': {'A_round kept': 2}}
+    """
+    slots: list[int] = []
+    reasons: dict[str, int] = {}
+    for t, info in enumerate(slot_info, start=1):
+        why = str(info.get(FALLBACK) or "")
+        if why:
+            slots.append(t)
+            reasons[why] = reasons.get(why, 0) + 1
+    return {"count": len(slots), "slots": slots, "reasons": reasons}
+
+
+def fallback_note(summary: Mapping[str, Any], slots: int) -> str:
+    """The words a summary line adds for :func:`fallback_summary` (empty when no slot fell back).
+
+    >>> fallback_note({"count": 2, "slots": [2, 4], "reasons": {"A_round kept": 2}}, 5)
+    'fallback in 2 of 5 slots: A_round kept x2'
+    """
+    if not summary["count"]:
+        return ""
+    why = "; ".join(f"{reason} x{n}" for reason, n in summary["reasons"].items())
+    return f"fallback in {summary['count']} of {slots} slots: {why}"

@@ -21,6 +21,16 @@
    (:func:`clusteropt.online.broker.decision_cost`), the incumbent on ties or when the MILP ends
    without a solution.
 
+The incumbent when the MILP has no solution.  Only a *limit* may end the MILP so: ``time_limit``
+(or an iteration limit) ran out before HiGHS found a point.  Then A_round's decision is kept, and
+that is a *fallback*: the slot was decided by mlBroker's rounding, not by this policy's MILP.
+:attr:`SlotMilpInfo.fallback` says so, the online policy writes it into the slot's info
+(``"fallback"``), and the command line and the experiments count it
+(:func:`clusteropt.online.driver.fallback_summary`).  Any other end without a solution (a solver
+error, "infeasible" for a model that A_round's decision satisfies) is a failure, never a
+fallback: :func:`slot_milp_round` raises :class:`~clusteropt.solvers.NotOptimalError` naming the
+slot, the solver and its status.
+
 What survives of the paper's analysis.  The kept decision never costs more in slot t than A_round
 would from the same ``v(t - 1)``; Theorem 4's per-slot bound on A_round's expected cost (from the same
 state) therefore holds for the kept decision too.  It does *not* carry over to the whole run: the
@@ -91,6 +101,9 @@ class SlotMilpInfo:
         Building the MILP, solving it, and the whole call (with A_round).
     a_round : BrokerRoundingInfo
         A_round's own info (candidates, drawn PS, repair).
+    fallback : str
+        Empty, or why A_round's decision was kept without a MILP solution to compare it with (a
+        limit ran out first; module docstring).
     """
 
     chosen: str
@@ -102,6 +115,7 @@ class SlotMilpInfo:
     solve_seconds: float
     seconds: float
     a_round: BrokerRoundingInfo
+    fallback: str = ""
 
     @property
     def workers_added(self) -> int:
@@ -110,11 +124,12 @@ class SlotMilpInfo:
 
     def to_dict(self) -> dict:
         """The numbers as plain JSON (A_round's info left out): ``chosen``, ``a_round_cost``, ``cost``
-        (the MILP's), ``status``, ``bound``, ``build_seconds``, ``solve_seconds``, ``seconds``.
+        (the MILP's), ``status``, ``bound``, ``build_seconds``, ``solve_seconds``, ``seconds``,
+        ``fallback``.
         """
         return {"chosen": self.chosen, "a_round_cost": self.a_round_cost, "cost": self.milp_cost,
                 "status": self.milp_status, "bound": self.milp_bound, "build_seconds": self.build_seconds,
-                "solve_seconds": self.solve_seconds, "seconds": self.seconds}
+                "solve_seconds": self.solve_seconds, "seconds": self.seconds, "fallback": self.fallback}
 
 
 def _check_gap(mip_gap: float) -> float:
@@ -193,6 +208,9 @@ def slot_milp_round(inst: BrokerInstance, t: int, y_frac, s_frac, prev_v=None, r
     ValueError
         Bad input (as :func:`~clusteropt.rounding.broker.a_round`), ``variant`` other than
         ``"package"``, a bad ``mip_gap``, ``time_limit`` or ``fix`` (all before any draw).
+    NotOptimalError
+        The MILP ended without a solution for another reason than a limit (a solver error): the
+        message names the slot, the solver and its status (module docstring).
 
     Examples
     --------
@@ -212,6 +230,7 @@ def slot_milp_round(inst: BrokerInstance, t: int, y_frac, s_frac, prev_v=None, r
     from clusteropt.models.broker import build_broker_milp, decisions_from_solution
     from clusteropt.online.broker import decision_cost
     from clusteropt.solvers.direct import solve_highs_direct
+    from clusteropt.solvers.result import NotOptimalError, Termination
 
     t0 = time.perf_counter()
     if variant != "package":
@@ -224,7 +243,7 @@ def slot_milp_round(inst: BrokerInstance, t: int, y_frac, s_frac, prev_v=None, r
                                return_info=True, variant="package")
     prev = np.zeros((inst.n_jobs, inst.n_dcs)) if prev_v is None else np.rint(np.asarray(prev_v, dtype=float))
     a_cost = float(math.fsum(decision_cost(inst, incumbent, prev, t)))
-    decision, chosen, m_cost, status, bound = incumbent, "a_round", math.nan, "NOT_RUN", math.nan
+    decision, chosen, m_cost, status, bound, fallback = incumbent, "a_round", math.nan, "NOT_RUN", math.nan, ""
     build_s = solve_s = 0.0
     if inst.active(t).size:
         tb = time.perf_counter()
@@ -245,10 +264,13 @@ def slot_milp_round(inst: BrokerInstance, t: int, y_frac, s_frac, prev_v=None, r
             m_cost = float(math.fsum(decision_cost(inst, candidate, prev, t)))
             if m_cost < a_cost:
                 decision, chosen = candidate, "milp"
+        elif res.termination in (Termination.TIME_LIMIT, Termination.ITERATION_LIMIT):
+            fallback = f"A_round kept (the slot MILP hit its {status.lower().replace('_', ' ')} without a solution)"
+            log.warning("slot %d: %s", t, fallback)
         else:
-            log.warning("slot %d: the slot MILP ended with %s and no solution; A_round's decision is kept",
-                        t, status)
+            raise NotOptimalError(f"slot {t}: the slot MILP (8) ended {status} without a solution "
+                                  f"({res.solver}/{res.backend}: {res.raw.get('status')})", res)
     info = SlotMilpInfo(chosen=chosen, a_round_cost=a_cost, milp_cost=m_cost, milp_status=status,
                         milp_bound=bound, build_seconds=build_s, solve_seconds=solve_s,
-                        seconds=time.perf_counter() - t0, a_round=rinfo)
+                        seconds=time.perf_counter() - t0, a_round=rinfo, fallback=fallback)
     return (decision, info) if return_info else decision

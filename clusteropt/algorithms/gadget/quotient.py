@@ -214,7 +214,9 @@ def check_bandwidths(q: QuotientTree, bandwidth) -> None:
 class LiftResult:
     """:func:`lift_allocation`'s result: the allocation on the original cluster, the jobs it
     dropped (no path assignment could keep them), whether the greedy sufficed or the MILP ran
-    (``method``: ``"greedy"`` or ``"milp"``) and the seconds it took.
+    (``method``: ``"greedy"``, ``"milp"``, or ``"milp-incumbent"`` when the MILP stopped at its
+    time limit and its incumbent was kept: it may drop jobs an optimum would keep) and the seconds
+    it took.
     """
 
     allocation: SlotAllocation
@@ -276,7 +278,8 @@ def lift_allocation(q: QuotientTree, alloc: SlotAllocation, bandwidth, *, weight
     if len(rings) < len(order):
         method = "milp"
         w = np.ones(b.size) if weight is None else np.asarray(weight, dtype=float)
-        rings = _assign_milp(q, alloc, b, w, mtail, mhead, mlink, order, tol, time_limit)
+        rings, optimal = _assign_milp(q, alloc, b, w, mtail, mhead, mlink, order, tol, time_limit)
+        method = "milp" if optimal else "milp-incumbent"
     workers = np.array(alloc.workers, copy=True)
     dropped = sorted(int(i) for i in order if i not in rings)
     workers[dropped] = 0
@@ -297,8 +300,11 @@ def _candidates(qpath, source: int, mtail, mhead, mlink) -> list[tuple[int, ...]
     return [p for _, p in partial]
 
 
-def _assign_milp(q, alloc, b, weight, mtail, mhead, mlink, order, tol, time_limit) -> dict[int, Ring]:
-    """The path assignment MILP of the module docstring; the kept jobs' rings."""
+def _assign_milp(q, alloc, b, weight, mtail, mhead, mlink, order, tol,
+                 time_limit) -> tuple[dict[int, Ring], bool]:
+    """The path assignment MILP of the module docstring: the kept jobs' rings, and whether it was
+    proved optimal (False: stopped at ``time_limit`` with an incumbent).
+    """
     import scipy.sparse as sp
     from scipy.optimize import Bounds, LinearConstraint, milp
 
@@ -349,7 +355,7 @@ def _assign_milp(q, alloc, b, weight, mtail, mhead, mlink, order, tol, time_limi
         if x[j]:
             ring = alloc.rings[i]
             rings[i] = Ring(ring.servers, tuple(chosen[j, k] for k in range(len(ring.paths))))
-    return rings
+    return rings, res.status == 0
 
 
 def _widest(qpath, source: int, residual: np.ndarray, mtail, mhead, mlink, need: float):
