@@ -13,9 +13,19 @@ Nothing is assumed about which cells match: the table says how many were re-run,
 identical and different per experiment.  ``coflow-trace`` runs only when the Facebook trace it
 reads (``FB2010-1Hr-150-0.txt``) is in the working directory.
 
+Versions.  A re-run under other library versions (``pip install .`` takes the newest that
+``pyproject.toml`` allows; ``make`` the lock) may move a number for a reason that is not the code's.
+Each experiment's row therefore says what the re-run's versions are against the record's: the
+recorded ``versions`` column where the record has one, else the lock
+(``requirements/constraints.txt``, which pins what ``make`` installs), marked as such.  A cell that
+differs is counted as differing *under changed versions* when any version differs, so a
+version change is reported as one and not as a number that moved.
+
 Run ``python -m benchmarks.record_check --jobs 2`` (writes ``benchmarks/results/``; the recorded
 run, 1,574 cells, took 21 minutes on 2 cores beside another 2-worker run), ``--experiments a,b``
-for some, ``--quick`` for two tiny slices (printed only).
+for some, ``--quick`` for two tiny slices (printed only), ``--solvers`` for the slices of the
+experiments whose numbers come from a solver (:data:`SOLVER_SLICES`, a few minutes: what
+``make test-latest`` re-runs under the newest allowed versions).
 """
 
 from __future__ import annotations
@@ -61,6 +71,10 @@ SLICES: dict[str, dict[str, list]] = {
     "worker-placement-gap": {"n_jobs": [8]},
 }
 QUICK = {"ring-cost-split": {"pattern": ["hotspot"]}, "ring-ratio-exact": {"n": [6], "pattern": ["hotspot"]}}
+#: The slices whose numbers a solver makes (LP, MILP, conic): a solver's version can move them.
+SOLVER_SLICES = {name: SLICES[name] for name in (
+    "broker-cost", "broker-ratio", "broker-rounding-dcs", "coflow-ratios", "gadget-slot-ratio", "gadget-utility",
+    "realtime-fig3", "worker-placement-gap")}
 
 
 def _grid_values(spec, wanted: dict[str, list]) -> dict[str, list]:
@@ -78,6 +92,58 @@ def _grid_values(spec, wanted: dict[str, list]) -> dict[str, list]:
     return out
 
 
+LOCK = Path(__file__).resolve().parent.parent / "requirements" / "constraints.txt"
+
+
+def lock_versions(path: Path = LOCK) -> dict[str, str]:
+    """``name -> version`` of every ``name==version`` pin of the lock (names lower-case).
+
+    >>> v = lock_versions()
+    >>> sorted(k for k in v if k in ("highspy", "numpy"))
+    ['highspy', 'numpy']
+    """
+    out = {}
+    for line in path.read_text().splitlines():
+        name, sep, ver = line.partition("==")
+        if sep and not line.startswith("#"):
+            out[name.strip().lower()] = ver.strip()
+    return out
+
+
+def parse_versions(text: str) -> dict[str, str | None]:
+    """The inverse of :func:`clusteropt.provenance.environment_text`.
+
+    >>> parse_versions("python 3.11.7, highspy 1.15.1, gurobipy -")
+    {'python': '3.11.7', 'highspy': '1.15.1', 'gurobipy': None}
+    """
+    out: dict[str, str | None] = {}
+    for part in text.split(", "):
+        name, _, ver = part.partition(" ")
+        out[name] = None if ver == "-" else ver
+    return out
+
+
+def reference_versions(recorded: pd.DataFrame) -> tuple[dict[str, str | None], str]:
+    """The versions a record was made under, and where they come from (``"record"`` or ``"lock"``)."""
+    if "versions" in recorded.columns:
+        seen = {str(v) for v in recorded.versions.dropna() if str(v)}
+        if len(seen) == 1:
+            return parse_versions(seen.pop()), "record"
+        if len(seen) > 1:
+            raise ValueError(f"the record mixes {len(seen)} library environments; record_check compares with one")
+    return dict(lock_versions()), "lock"
+
+
+def version_changes(reference: dict[str, str | None], now: dict[str, str | None]) -> list[str]:
+    """``"name old -> new"`` for every package both name with different versions.
+
+    >>> version_changes({"highspy": "1.15.1", "numpy": "2.4.6"}, {"highspy": "1.16.0", "numpy": "2.4.6"})
+    ['highspy 1.15.1 -> 1.16.0']
+    """
+    return [f"{k} {reference[k] or '-'} -> {now[k] or '-'}" for k in now
+            if k in reference and (reference[k] or None) != (now[k] or None)]
+
+
 def _same(a: pd.Series, b: pd.Series) -> np.ndarray:
     """Element-wise: equal numbers (relative 1e-9) or equal text; both missing counts as equal."""
     if pd.api.types.is_numeric_dtype(a) and pd.api.types.is_numeric_dtype(b):
@@ -89,16 +155,19 @@ def _same(a: pd.Series, b: pd.Series) -> np.ndarray:
 
 def compare(recorded: pd.DataFrame, rerun: pd.DataFrame) -> dict:
     """Match ``rerun``'s cells to ``recorded``'s by (parameters, seed, policy) and compare every
-    other column but ``code_version``; both tables as read from a ``results.csv``.
+    other column but ``code_version`` and the environment columns (which say how each was made);
+    both tables as read from a ``results.csv``.
     """
     from clusteropt.experiments.report import param_columns
+    from clusteropt.experiments.store import ENVIRONMENT_COLUMNS
 
     keys = [*param_columns(recorded), "seed", "policy"]
     absent = [k for k in keys if k not in rerun.columns]
     if absent:
         raise ValueError(f"the re-run cells have no column {', '.join(absent)}: the experiment's grid changed "
                          "since the record; its cells cannot be matched")
-    columns = [c for c in recorded.columns if c not in keys and c != "code_version"]
+    skip = {*keys, "code_version", *ENVIRONMENT_COLUMNS}
+    columns = [c for c in recorded.columns if c not in skip]
     missing = [c for c in columns if c not in rerun.columns]
     merged = recorded.merge(rerun, on=keys, how="inner", suffixes=("_rec", "_now"))
     differ = np.zeros(len(merged), dtype=bool)
@@ -124,8 +193,10 @@ def compare(recorded: pd.DataFrame, rerun: pd.DataFrame) -> dict:
 def check(name: str, wanted: dict[str, list], *, n_jobs: int, store: Path) -> dict:
     """Re-run ``name``'s slice ``wanted`` (recorded seeds only) into ``store`` and compare."""
     from clusteropt.experiments import export_table, get_experiment, run_sweep
+    from clusteropt.provenance import environment, environment_text
 
     recorded = pd.read_csv(RECORD / name / "results.csv")
+    reference, source = reference_versions(recorded)
     spec = get_experiment(name)
     grid = _grid_values(spec, wanted)
     recorded_seeds = set(recorded.seed.tolist())
@@ -136,20 +207,25 @@ def check(name: str, wanted: dict[str, list], *, n_jobs: int, store: Path) -> di
     seconds = time.perf_counter() - start
     with tempfile.TemporaryDirectory() as tmp:  # the same CSV round trip as the record's
         rerun = pd.read_csv(export_table(table, Path(tmp) / "results.csv"))
+    now = environment()
     return {"experiment": name, "slice": grid, "seeds": seeds,
             "recorded_version": ", ".join(sorted(recorded.code_version.unique())),
             "now_version": ", ".join(sorted(rerun.code_version.unique())), "wall_s": seconds,
-            **compare(recorded, rerun)}
+            "versions_now": environment_text(now), "versions_reference": source,
+            "version_changes": version_changes(reference, now), **compare(recorded, rerun)}
 
 
 def main(argv: list[str] | None = None) -> int:
     p = parser(NAME, __doc__, "two tiny slices, print only")
     p.add_argument("--experiments", default=None, help="comma-separated experiment names (default: every slice)")
+    p.add_argument("--solvers", action="store_true", help="only the slices a solver makes (SOLVER_SLICES)")
+    p.add_argument("--strict", action="store_true", help="exit 1 when a re-run cell differs from the record or "
+                   "fails (after writing the report)")
     p.add_argument("--jobs", type=int, default=1, help="worker processes for the re-run cells")
     p.add_argument("--store", type=Path, default=None, help="keep the re-run cells in this store (default: a "
                    "temporary one)")
     args = p.parse_args(argv)
-    slices = QUICK if args.quick else SLICES
+    slices = QUICK if args.quick else SOLVER_SLICES if args.solvers else SLICES
     if args.experiments:
         names = [n.strip() for n in args.experiments.split(",") if n.strip()]
         unknown = [n for n in names if n not in SLICES]
@@ -175,18 +251,25 @@ def main(argv: list[str] | None = None) -> int:
         lines = [f"# {NAME}", "", f"created {rep['created']} at code version {rep['code_version']}, "
                  f"{rep['jobs']} worker(s); each experiment's slice re-run and compared with "
                  "`benchmarks/results/experiments/NAME/results.csv`.", "",
-                 "| experiment | slice | seeds | recorded at | re-run | matched | identical | different | "
-                 "failed now | columns differing (cells) | wall s |",
-                 "|---|---|---|---|---:|---:|---:|---:|---:|---|---:|"]
+                 f"Library versions of the re-run: {rep['checks'][0]['versions_now'] if rep['checks'] else '-'}.  "
+                 "The column *versions* compares them with the record's (`record`) or, for a record made "
+                 "before results carried their versions, with the lock `requirements/constraints.txt` (`lock`).",
+                 "",
+                 "| experiment | slice | seeds | recorded at | versions | re-run | matched | identical | "
+                 "different | failed now | columns differing (cells) | wall s |",
+                 "|---|---|---|---|---|---:|---:|---:|---:|---:|---|---:|"]
         for r in rep["checks"]:
             cols = ", ".join(f"{c} ({k})" for c, k in r["columns_differing"].items())
             sl = ", ".join(f"{k}={','.join(map(str, v))}" for k, v in r["slice"].items()) or "all"
+            changed = "; ".join(r["version_changes"]) or "same"
             lines.append(f"| {r['experiment']} | {sl} | {len(r['seeds'])} | {r['recorded_version']} | "
-                         f"{r['rerun']} | {r['matched']} | {r['identical']} | {r['different']} | "
-                         f"{r['failed_now']} | {cols} | {r['wall_s']:.1f} |")
+                         f"{changed} ({r['versions_reference']}) | {r['rerun']} | {r['matched']} | "
+                         f"{r['identical']} | {r['different']} | {r['failed_now']} | {cols} | {r['wall_s']:.1f} |")
         total = {k: sum(r[k] for r in rep["checks"]) for k in ("rerun", "matched", "identical", "different")}
+        moved = sum(r["different"] for r in rep["checks"] if r["version_changes"])
         lines += ["", f"In all: {total['rerun']} cells re-run, {total['matched']} matched to recorded cells, "
-                  f"{total['identical']} identical, {total['different']} different."]
+                  f"{total['identical']} identical, {total['different']} different ({moved} of them under changed "
+                  f"library versions, {total['different'] - moved} under the same versions)."]
         for r in rep["checks"]:
             if r["different_cells"]:
                 lines += ["", f"{r['experiment']}, cells that differ (first 10):", ""]
@@ -196,7 +279,8 @@ def main(argv: list[str] | None = None) -> int:
         return "\n".join(lines) + "\n"
 
     finish(NAME, report, markdown, output_dir(args), start)
-    return 0
+    bad = sum(r["different"] + r["failed_now"] for r in rows)
+    return 1 if args.strict and bad else 0
 
 
 if __name__ == "__main__":

@@ -8,26 +8,39 @@ its SHA-256 (so a checker knows it holds the same instance), and the solver with
 options where one ran.  Policies and their parameters are written by each system's output next
 to this block (``"policy"``, ``"params"``, ``"seed"``).
 
+The source hash says which code ran; the *environment* says with which libraries.  Two installs of
+one commit can differ there (``pip install .`` takes the newest versions ``pyproject.toml``
+allows, ``make`` the lock), and a solver's version can move a result (another optimal vertex of a
+degenerate LP, another incumbent).  :func:`environment` is the versions of Python and of
+:data:`PACKAGES`, :func:`environment_id` a short hash of them: the experiment store keys every cell
+by it besides the code version (a cell made under other versions is never reused), every exported
+row carries both, and ``benchmarks/record_check.py`` reports a version change as such.
+:func:`git_commit` names the commit the sources came from, where they sit in a git checkout
+(``+dirty`` when the package's files differ from it; the source hash is the exact reference).
+
 Nothing here is a time stamp or a host name: two runs of the same command on the same input
 write the same block, so outputs can be compared byte for byte.
 
 >>> block = provenance(command=["clusteropt", "run", "x.json"])
 >>> sorted(block)
-['code_version', 'command', 'packages', 'python', 'version']
+['code_version', 'command', 'environment_id', 'git_commit', 'packages', 'python', 'version']
 >>> block["code_version"].startswith(block["version"] + "+")
 True
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import json
 import platform
 from collections.abc import Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PACKAGES", "SOLVER_PACKAGES", "code_version", "file_sha256", "provenance", "solver_block"]
+__all__ = ["PACKAGES", "SOLVER_PACKAGES", "code_version", "environment", "environment_id", "environment_text",
+           "file_sha256", "git_commit", "provenance", "solver_block"]
 
 PACKAGES = ("numpy", "scipy", "pyomo", "cvxpy", "highspy", "pyscipopt", "clarabel", "scs", "networkx")
 """Libraries whose versions can change a result (random draws, solver answers)."""
@@ -71,6 +84,60 @@ def code_version(extra: str | Path | None = None) -> str:
     return f"{clusteropt.__version__}+{tree_digest(Path(clusteropt.__file__).parent, extra)}"
 
 
+def environment() -> dict[str, str | None]:
+    """Versions of Python and of every package of :data:`PACKAGES` (None: not installed here).
+
+    >>> env = environment()
+    >>> list(env)[:3], env["python"] == platform.python_version()
+    (['python', 'numpy', 'scipy'], True)
+    """
+    return {"python": platform.python_version(), **{p: _version(p) for p in PACKAGES}}
+
+
+def environment_id(env: Mapping[str, str | None] | None = None) -> str:
+    """First 12 hex digits of SHA-256 of :func:`environment` (or ``env``) as canonical JSON.
+
+    >>> environment_id({"python": "3.11.7", "highspy": "1.15.1"}) == environment_id({"highspy": "1.15.1",
+    ...                                                                                "python": "3.11.7"})
+    True
+    """
+    env = environment() if env is None else env
+    text = json.dumps(dict(env), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def environment_text(env: Mapping[str, str | None]) -> str:
+    """``env`` as one line, ``name version`` pairs (``-`` for a package not installed).
+
+    >>> environment_text({"python": "3.11.7", "highspy": "1.15.1", "gurobipy": None})
+    'python 3.11.7, highspy 1.15.1, gurobipy -'
+    """
+    return ", ".join(f"{k} {v or '-'}" for k, v in env.items())
+
+
+@functools.cache
+def git_commit() -> str | None:
+    """The commit of the git checkout the package's sources sit in, ``+dirty`` when they differ from it.
+
+    None where the package is not in a git checkout (an installed wheel) or git is not on PATH.
+    Only the package's own files decide ``+dirty`` (they are what :func:`code_version` hashes).
+    """
+    import subprocess
+
+    root = Path(__file__).resolve().parent
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10, check=False)
+        if head.returncode != 0:
+            return None
+        status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "."], capture_output=True,
+                                text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = head.stdout.strip()
+    return commit + ("+dirty" if status.returncode == 0 and status.stdout.strip() else "")
+
+
 def file_sha256(path: str | Path) -> str:
     """Hex SHA-256 of a file's bytes (read in 1 MB blocks)."""
     digest = hashlib.sha256()
@@ -110,8 +177,10 @@ def provenance(*, command: Sequence[str] | None = None, inputs: Mapping[str, str
     out: dict[str, Any] = {
         "version": clusteropt.__version__,
         "code_version": code_version(),
+        "git_commit": git_commit(),
         "python": platform.python_version(),
         "packages": {p: _version(p) for p in PACKAGES},
+        "environment_id": environment_id(),
     }
     if command is not None:
         out["command"] = [str(c) for c in command]

@@ -392,6 +392,29 @@ def test_record_check_compare_finds_what_differs():
         compare(rec, now.drop(columns="n"))
 
 
+def test_record_check_reports_a_version_change_as_such():
+    """The environment columns are not compared as numbers; versions are compared with the record's
+    (or the lock's) and a change is named (issue 42).
+    """
+    from benchmarks.record_check import compare, lock_versions, parse_versions, reference_versions, version_changes
+    from clusteropt.provenance import environment, environment_text
+
+    rec = pd.DataFrame({"experiment": ["e"], "code_version": ["a"], "n": [1], "seed": [0], "cell_seed": [7],
+                        "policy": ["p"], "status": ["ok"], "cost": [1.0], "environment": ["x1"],
+                        "versions": ["python 3.11.7, highspy 1.15.1"], "git_commit": ["abc"]})
+    now = rec.assign(environment="x2", versions="python 3.11.7, highspy 1.16.0", git_commit="def")
+    assert compare(rec, now)["identical"] == 1  # other versions and commit, the same numbers
+    ref, source = reference_versions(rec)
+    assert source == "record" and ref == {"python": "3.11.7", "highspy": "1.15.1"}
+    assert version_changes(ref, parse_versions(now.versions[0])) == ["highspy 1.15.1 -> 1.16.0"]
+    ref, source = reference_versions(rec.drop(columns=["environment", "versions", "git_commit"]))
+    assert source == "lock" and ref == lock_versions() and ref["highspy"]
+    here = environment()
+    assert parse_versions(environment_text(here)) == here
+    with pytest.raises(ValueError, match="mixes 2 library environments"):
+        reference_versions(pd.concat([rec, now]))
+
+
 def test_record_check_slices_are_grid_values():
     """Every slice names values of its experiment's grid (so it keeps the recorded cell seeds)."""
     from benchmarks.record_check import SLICES, _grid_values

@@ -169,11 +169,15 @@ def index_entry(spec: Experiment, table: pd.DataFrame, written: list[Path], out:
     status = table.status.value_counts() if not table.empty else pd.Series(dtype=int)
     versions = sorted(table.code_version.unique()) if not table.empty else []
     finished = table["finished_at"] if "finished_at" in table else pd.Series(dtype=str)
+    libraries = sorted({str(v) for v in table.get("versions", pd.Series(dtype=str)).dropna()})
+    commits = sorted({str(v) for v in table.get("git_commit", pd.Series(dtype=str)).dropna() if v})
     return {
         "experiment": spec.name,
         "paper": spec.paper,
         "variant": spec.variant,
         "code_version": ", ".join(versions),
+        "libraries": libraries,
+        "git_commit": ", ".join(commits),
         "seeds": sorted(int(s) for s in table.seed.unique()) if not table.empty else [],
         "trials": (sorted(int(t) for t in table.trial.unique())
                    if "trial" in table and not table.empty else []),
@@ -214,7 +218,7 @@ def write_index(entries: list[dict[str, Any]], out: str | Path, *, missing: Sequ
     >>> e = {"experiment": "x", "paper": "000 Fig. 4", "variant": "full", "code_version": "0.1.0+abc",
     ...      "seeds": [0, 1, 2, 3, 4], "cells": 10, "ok": 10, "failed": 0, "finished": "2026-11-25T20:00:00",
     ...      "files": ["x/utility.md", "x/utility.png"]}
-    >>> row = write_index([e], tempfile.mkdtemp()).read_text().splitlines()[6]
+    >>> row = write_index([e], tempfile.mkdtemp()).read_text().splitlines()[8]
     >>> row.split(" | ")[:6]
     ['| [x](x/summary.md)', '000 Fig. 4', 'full', '0.1.0+abc', '0..4 (5)', '10 / 10']
     >>> row.split(" | ")[7]
@@ -223,13 +227,24 @@ def write_index(entries: list[dict[str, Any]], out: str | Path, *, missing: Sequ
     from clusteropt.instances.base import write_text_atomic
 
     versions = sorted({v for e in entries for v in e["code_version"].split(", ") if v})
+    libraries: dict[str, list[str]] = {}
+    for e in sorted(entries, key=lambda e: e["experiment"]):
+        for text in e.get("libraries") or ["not recorded"]:
+            libraries.setdefault(text or "not recorded", []).append(e["experiment"])
+    commits = sorted({c for e in entries for c in str(e.get("git_commit") or "").split(", ") if c})
     lines = ["# Recorded experiment results", "",
-             f"Code version{'s' if len(versions) != 1 else ''}: {', '.join(versions) or 'none'}.  "
+             f"Code version{'s' if len(versions) != 1 else ''}: {', '.join(versions) or 'none'}"
+             + (f" (git commit{'s' if len(commits) != 1 else ''} {', '.join(commits)})" if commits else "") + ".  "
              "Re-create with `clusteropt experiment run --all --store S` and "
-             "`clusteropt experiment report --all --store S --out DIR`.", "",
-             "| experiment | paper | variant | code version | seeds (trials) | ok / cells | finished (UTC) "
-             "| files |",
-             "|---|---|---|---|---|---|---|---|"]
+             "`clusteropt experiment report --all --store S --out DIR`.", ""]
+    if len(libraries) == 1:
+        lines += [f"Library versions: {next(iter(libraries))}.", ""]
+    else:
+        lines += ["Library versions:", "", *(f"- {text}: {', '.join(names)}" for text, names in libraries.items()),
+                  ""]
+    lines += ["| experiment | paper | variant | code version | seeds (trials) | ok / cells | finished (UTC) "
+              "| files |",
+              "|---|---|---|---|---|---|---|---|"]
     for e in sorted(entries, key=lambda e: e["experiment"]):
         files = ", ".join(f"[{Path(f).name}]({f})" for f in e["files"])
         lines.append(f"| [{e['experiment']}]({e['experiment']}/summary.md) | {e['paper']} | {e['variant']} | "

@@ -43,7 +43,7 @@ __all__ = [
 #: Columns of the results table that parameter and metric names may not take.
 RESERVED_COLUMNS = frozenset(
     {"experiment", "code_version", "seed", "cell_seed", "policy", "status", "error", "traceback",
-     "seconds", "worker", "finished_at", "params"}
+     "seconds", "worker", "finished_at", "params", "environment", "versions", "git_commit"}
 )
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 _SCALARS = (bool, int, float, str)

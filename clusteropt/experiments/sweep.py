@@ -10,6 +10,7 @@ seed is fixed by the spec (:func:`clusteropt.experiments.spec.cell_seed`).
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import socket
@@ -22,7 +23,7 @@ from typing import Any
 import pandas as pd
 
 from clusteropt.experiments.spec import Cell, Experiment, code_version, get_experiment
-from clusteropt.experiments.store import ResultsStore, StoreError
+from clusteropt.experiments.store import ResultsStore, StoreError, versions_text
 from clusteropt.progress import Progress
 
 __all__ = ["DEFAULT_STORE", "run_sweep"]
@@ -173,7 +174,10 @@ def run_sweep(
     store : path or ResultsStore
         The results store; each finished cell is written to it at once.
     resume : bool
-        Skip cells already stored for this code version; ``False`` runs and overwrites them all.
+        Skip cells already stored for this code version and environment (the versions of Python,
+        the solvers and the numerical libraries, :func:`clusteropt.provenance.environment_id`);
+        cells stored under another environment are not reused (the log says how many), they stay
+        in the store beside the new ones.  ``False`` runs and overwrites them all.
     progress : bool
         A progress bar on a terminal, else a log line (INFO) per cell.
     quick : bool
@@ -228,14 +232,26 @@ def run_sweep(
     if set(retry) - {"failed", "timeout"}:
         raise ValueError(f"retry = {retry!r}; expected statuses among 'failed', 'timeout'")
     version = version or code_version(spec)
+    from clusteropt.provenance import environment, environment_id, environment_text, git_commit
+
+    env = environment()
+    env_key = (environment_id(env), json.dumps(env, separators=(",", ":")))
+    commit = git_commit()
 
     owns_store = not isinstance(store, ResultsStore)
     db = store if isinstance(store, ResultsStore) else ResultsStore(store)
     try:
         cells = spec.cells()
         keep = {"ok", "failed", "timeout"} - set(retry)
-        done = db.finished(spec.name, version, keep) if resume else set()
+        done = db.finished(spec.name, version, keep, environment=env_key[0]) if resume else set()
         todo = [c for c in cells if c.key not in done]
+        others = db.elsewhere(spec.name, version, env_key[0]) if resume and todo else None
+        if others is not None and not others.empty:
+            log.warning("%s: %d cells of this code version are stored under other library versions and are not "
+                        "reused (%s); running under %s", spec.name, int(others.cells.sum()),
+                        "; ".join(f"{n} under {versions_text(v) or 'versions not recorded'}"
+                                  for n, v in zip(others.cells, others.versions, strict=True)),
+                        environment_text(env))
         log.info(
             "%s (%s): %d cells, %d in store %s, %d to run on %s%s", spec.name, spec.variant, len(cells),
             len(cells) - len(todo), db.path, len(todo), backend,
@@ -251,7 +267,8 @@ def run_sweep(
             try:
                 for index, outcome in stream:
                     try:
-                        db.record(spec.name, version, todo[index], outcome)
+                        db.record(spec.name, version, todo[index], outcome, environment=env_key,
+                                  git_commit=commit)
                     except StoreError as exc:  # a full disk: stop; what is stored stays
                         raise StoreError(
                             f"{exc}; the sweep stopped, the {sum(counts.values())} cells it stored before are "
@@ -268,7 +285,7 @@ def run_sweep(
             "%s: ran %d cells in %.1f s (%d ok, %d failed, %d timed out)", spec.name, len(todo),
             time.perf_counter() - start, counts["ok"], counts["failed"], counts["timeout"],
         )
-        return db.table(spec, code_version=version)
+        return db.table(spec, code_version=version, environment=env_key[0])
     finally:
         if owns_store:
             db.close()

@@ -45,7 +45,8 @@ def test_table_columns_and_timing(filled):
         timed = db.table(specs.SAMPLE.quick_variant(), timing=True)
         by_name = db.table("test-sample")
     assert list(table.columns) == ["experiment", "code_version", "n", "delay", "seed", "cell_seed", "policy",
-                                   "status", "value", "n_draws", "label", "error"]
+                                   "status", "value", "n_draws", "label", "error", "environment", "versions",
+                                   "git_commit"]
     assert {"draw_seconds", "seconds", "worker", "finished_at"} <= set(timed.columns)
     assert (timed.seconds >= 0).all() and timed.worker.str.contains(":").all()
     assert len(by_name) == len(table) == 8
@@ -72,7 +73,8 @@ def test_not_a_store_and_newer_schema_are_refused(tmp_path):
         ResultsStore(junk)
     newer = tmp_path / "newer.sqlite"
     sqlite3.connect(newer).execute(f"PRAGMA user_version = {store_module.SCHEMA_VERSION + 1}")
-    with pytest.raises(StoreError, match="schema version 2; this clusteropt reads up to 1"):
+    with pytest.raises(StoreError, match=f"schema version {store_module.SCHEMA_VERSION + 1}; this clusteropt "
+                                         f"reads up to {store_module.SCHEMA_VERSION}"):
         ResultsStore(newer)
 
 

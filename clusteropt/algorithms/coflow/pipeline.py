@@ -76,6 +76,8 @@ class CoflowRun:
     replanned: bool = False
     epoch: int | None = None
     replan_slots: int | None = None
+    params: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """Every setting that shaped the run, defaults included (:func:`run_coflow`), for ``out.json``."""
 
     @property
     def online(self) -> bool:
@@ -121,6 +123,8 @@ class CoflowRun:
         ids = inst.ids.tolist()
         out: dict[str, Any] = {
             "policy": self.policy,
+            "params": self.params,
+            "seed": None,  # no policy or scheduler draws at random
             "schedule": self.scheduler,
             "replanned": self.replanned,
             "epoch": self.epoch,
@@ -281,4 +285,27 @@ def run_coflow(
         lower_bound=float(bound[0]) if report_bound and bound is not None else None,
         bound_converged=bool(bound[2]) if report_bound and bound is not None else None,
         seconds=seconds, replanned=bool(online), epoch=None if epoch is None else int(epoch), replan_slots=replans,
+        params=_run_params(policy, scheduler, kappa=kappa, solver=solver, online=online, epoch=epoch,
+                           lp=report_bound or policy == "lp-order"),
     )
+
+
+def _run_params(policy: str, scheduler: str, *, kappa: float, solver: str, online: bool, epoch: int | None,
+                lp: bool) -> dict[str, Any]:
+    """The settings of a run as ``out.json`` writes them: the ones the user passed and the defaults
+    that applied (the row generation's of the LP, read from :func:`cos_lower_bound`'s signature, so
+    they cannot drift from what ran).
+    """
+    import inspect
+
+    from clusteropt.models.coflow import cos_lower_bound
+
+    out: dict[str, Any] = {"policy": policy, "scheduler": scheduler, "online": bool(online),
+                           "epoch": None if epoch is None else int(epoch)}
+    if policy in ("primal-dual", "sincronia"):
+        out["kappa"] = float(kappa)
+    if lp:
+        used = ("tol", "max_rounds", "per_machine", "purge_after", "initial", "time_limit", "builder")
+        defaults = {k: v.default for k, v in inspect.signature(cos_lower_bound).parameters.items() if k in used}
+        out["lp"] = {"solver": solver, **defaults}
+    return out
