@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 
 DOCS   := $(VENV)/.docs-installed
 
-.PHONY: demo test lint bench notebooks docs lock clean
+.PHONY: demo test test-latest lint bench notebooks docs lock clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,19 @@ test: $(STAMP)
 	$(BIN)/ruff check clusteropt tests benchmarks
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -m "not slow" -q -n 2
+
+# The same tests on the newest versions pyproject.toml allows (what a plain `pip install .` resolves
+# today, not the lock), then the solver-made slices of the record re-run there and compared with it
+# (benchmarks/record_check.py --solvers: every version that differs from the lock is named).
+# Not part of `make test`: it installs a second environment (.venv-latest) and takes about 15 minutes.
+LATEST := .venv-latest
+test-latest:
+	$(PYTHON) -m venv $(LATEST)
+	$(LATEST)/bin/python -m pip install --quiet --upgrade "pip==26.3"
+	$(LATEST)/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager -e ".[dev,scip,dask,parquet]"
+	$(LATEST)/bin/python -c "from clusteropt.provenance import environment, environment_text; print('newest allowed:', environment_text(environment()))"
+	$(LATEST)/bin/python -m pytest -m "not slow" -q -n 2
+	$(LATEST)/bin/python -m benchmarks.record_check --solvers --strict --jobs 2 --out out/test-latest
 
 # The API reference from the docstrings (Sphinx); any warning fails the build.
 $(DOCS): $(STAMP)
@@ -50,4 +63,4 @@ lock: $(BIN)/python
 	$(BIN)/python -m pip freeze --exclude-editable --exclude clusteropt > requirements/constraints.txt
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache docs/_build docs/api
+	rm -rf $(VENV) $(LATEST) .pytest_cache .ruff_cache docs/_build docs/api
