@@ -36,13 +36,18 @@ No cell outlives its sweep, even one stuck in C code that holds the GIL (a solve
 Nothing else a sweep starts outlives it either (Linux): while a sweep runs, every process it
 starts, and everything those start, carries the sweep's mark in its environment
 (:data:`SWEEP_ENV`), and a small process of its own, the *reaper* (:func:`reaper`), waits on a
-pipe from the sweep.  When the sweep dies without its word of goodbye on that pipe, the reaper
-kills every marked process: a loky or Dask worker still starting (a second or more of imports before it
-can run any code of ours), an idle one, a cell's own children.  The resource trackers that loky
-and multiprocessing start are spared: they exit by themselves once every process holding their
-pipe is gone, and clean up what the dead left behind (semaphores, joblib's memory-mapping folders)
-first, which a killed tracker could not.  A worker's own watch (above) is the second line, and the
-only one elsewhere.
+pipe from the sweep.  When the sweep dies without its word of goodbye on that pipe (``kill -9``,
+``SIGTERM``, a crash), the reaper kills every marked process: a loky or Dask worker still starting
+(a second or more of imports before it can run any code of ours), an idle one, a cell's own
+children.  The resource trackers that loky and multiprocessing start are spared: they exit by
+themselves once every process holding their pipe is gone, after cleaning up what the dead left
+behind (semaphores, joblib's memory-mapping folders), which a killed tracker could not.  A
+worker's own watch (above) is the second line, and the only one elsewhere.  Measured on a busy
+2-core machine: 0.5 s after ``kill -9`` of a sweep, nothing it started was left (8 of 8 runs for
+``n_jobs=1``, loky with 2 busy, 1 busy and 1 idle, or 2 starting workers, a local Dask cluster
+running or starting).  Before, an idle loky worker lived on for loky's idle timeout (300 s), a
+starting one ran the cells queued before the kill first, and both trackers waited for them (8 of
+8 runs each); a starting Dask worker lived 3 to 5 s.
 """
 
 from __future__ import annotations

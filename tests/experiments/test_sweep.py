@@ -389,6 +389,46 @@ def test_the_reaper_kills_what_a_dead_process_started_but_resource_trackers():
                 pass
 
 
+_WATCHED = """
+import os, socket, subprocess, sys, time
+
+worker = '''
+import os, socket, time
+from clusteropt.experiments.runner import init_worker
+
+init_worker([socket.gethostname(), os.getppid()])  # what loky runs first in a worker of this sweep
+print("watching", flush=True)
+time.sleep(600)  # an idle worker, waiting for work
+'''
+child = subprocess.Popen([sys.executable, "-c", worker])
+print(child.pid, flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc tells whether a process runs")
+def test_a_worker_started_by_init_worker_exits_when_its_sweep_dies():
+    """Elsewhere than on Linux the only line: an idle loky worker runs no cell, its watch starts
+    in loky's initializer."""
+    proc = subprocess.Popen([sys.executable, "-c", _WATCHED], cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    assert proc.stdout is not None
+    worker = int(proc.stdout.readline())
+    try:
+        assert proc.stdout.readline() == "watching\n"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        deadline = time.monotonic() + 15
+        while _alive(worker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(worker)
+    finally:
+        try:
+            os.kill(worker, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 @pytest.mark.slow  # starts (and fails to start) a local Dask cluster: about 10 s
 def test_unguarded_script_on_a_local_dask_cluster_says_what_to_do(tmp_path):
     script = tmp_path / "unguarded.py"
