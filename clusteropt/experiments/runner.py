@@ -362,6 +362,12 @@ def init_worker(owner: Any) -> None:
     fires when the *thread* that started the process ends (prctl(2)), and loky starts a
     replacement worker from its executor manager thread, so the signal could kill a worker of a
     live sweep.  Polling ``getppid()`` costs one GIL switch every ``_POLL_SECONDS``.
+
+    Parameters
+    ----------
+    owner : list
+        ``[hostname, pid]`` of the process calling :func:`~clusteropt.experiments.run_sweep`, the
+        parent of every loky worker it starts; another machine's is ignored.
     """
     pid = _local_pid(owner)
     if pid is None:
@@ -420,6 +426,14 @@ def reaper() -> Iterator[None]:
     process this one forks without exec (``os.fork``) inherits the pipe's write end and delays
     the reaper until it exits too.  Elsewhere than on Linux, or when the reaper cannot start (a
     warning says so), the block runs without it.
+
+    Examples
+    --------
+    >>> import os, sys
+    >>> with reaper():
+    ...     marked = os.environ.get(SWEEP_ENV, "").startswith(f"{os.getpid()}-")
+    >>> marked == sys.platform.startswith("linux"), SWEEP_ENV in os.environ
+    (True, False)
     """
     if not sys.platform.startswith("linux"):
         yield

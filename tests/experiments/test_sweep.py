@@ -1,5 +1,6 @@
 """run_sweep: identical tables on every backend, failures recorded, kill -9 and resume."""
 
+import contextlib
 import logging
 import os
 import signal
@@ -350,6 +351,22 @@ def test_kill_minus_nine_leaves_nothing_the_sweep_started(request, tmp_path, job
                 pass
 
 
+def _dies_with(proc: subprocess.Popen, pid: int) -> bool:
+    """``kill -9`` of ``proc``; whether ``pid`` ends within 15 s after (generous for a busy machine)."""
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 15
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not _alive(pid)
+
+
+def _kill(*pids: int) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
 _REAPED = """
 import subprocess, sys, time
 from clusteropt.experiments.runner import reaper
@@ -373,20 +390,11 @@ def test_the_reaper_kills_what_a_dead_process_started_but_resource_trackers():
     assert line, "the script stopped before it started its children"
     plain, tracker = map(int, line.split())
     try:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        deadline = time.monotonic() + 15
-        while _alive(plain) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not _alive(plain)
+        assert _dies_with(proc, plain)
         time.sleep(0.5)  # the reaper's passes are over
         assert _alive(tracker)
     finally:
-        for pid in (plain, tracker):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        _kill(plain, tracker)
 
 
 _WATCHED = """
@@ -416,17 +424,9 @@ def test_a_worker_started_by_init_worker_exits_when_its_sweep_dies():
     worker = int(proc.stdout.readline())
     try:
         assert proc.stdout.readline() == "watching\n"
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        deadline = time.monotonic() + 15
-        while _alive(worker) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not _alive(worker)
+        assert _dies_with(proc, worker)
     finally:
-        try:
-            os.kill(worker, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        _kill(worker)
 
 
 @pytest.mark.slow  # starts (and fails to start) a local Dask cluster: about 10 s
