@@ -10,6 +10,7 @@ seed is fixed by the spec (:func:`clusteropt.experiments.spec.cell_seed`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -35,9 +36,13 @@ DEFAULT_STORE = "experiments.sqlite"
 BACKENDS = ("joblib", "dask")
 
 
+def _owner() -> list[Any]:
+    """The sweep's process as its workers know it, ``[host, pid]``: they exit when it dies."""
+    return [socket.gethostname(), os.getpid()]
+
+
 def _tasks(spec: Experiment, cells: list[Cell], timeout: float | None) -> list[dict[str, Any]]:
-    path = list(sys.path)
-    owner = [socket.gethostname(), os.getpid()]  # workers this process starts exit when it dies
+    path, owner = list(sys.path), _owner()
     return [
         {"function": spec.function, "params": dict(c.params), "seed": c.cell_seed, "policy": c.policy,
          "timeout": timeout, "sys_path": path, "owner": owner, "index": i}
@@ -52,17 +57,32 @@ def _indexed(task: dict[str, Any]) -> tuple[int, dict[str, Any]]:
 
 
 def _run_joblib(tasks: list[dict[str, Any]], n_jobs: int) -> Iterator[tuple[int, dict[str, Any]]]:
-    if n_jobs == 1:  # in this process (its cell process does the work): no pool to start
-        yield from map(_indexed, tasks)
-        return
-    from joblib import Parallel, delayed
+    from clusteropt.experiments.runner import init_worker, reaper
 
-    parallel = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered", batch_size=1,
-                        pre_dispatch="2*n_jobs")
-    yield from parallel(delayed(_indexed)(t) for t in tasks)
+    with reaper():  # this process dies: what it started goes too
+        if n_jobs == 1:  # in this process (its cell process does the work): no pool to start
+            yield from map(_indexed, tasks)
+            return
+        from joblib import Parallel, delayed
+
+        # Parallel passes initializer and initargs on to loky's executor (its backend_kwargs): a
+        # worker, busy or idle, exits when this process dies.  Equal initargs keep the executor reused.
+        parallel = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered", batch_size=1,
+                            pre_dispatch="2*n_jobs", initializer=init_worker, initargs=(_owner(),))
+        yield from parallel(delayed(_indexed)(t) for t in tasks)
 
 
 def _run_dask(tasks: list[dict[str, Any]], n_jobs: int, scheduler: Any) -> Iterator[tuple[int, dict[str, Any]]]:
+    from clusteropt.experiments.runner import reaper
+
+    # a local cluster's processes are this process's to reap; a scheduler's workers are not
+    with reaper() if scheduler is None else contextlib.nullcontext():
+        yield from _dask_outcomes(tasks, n_jobs, scheduler)
+
+
+def _dask_outcomes(
+    tasks: list[dict[str, Any]], n_jobs: int, scheduler: Any
+) -> Iterator[tuple[int, dict[str, Any]]]:
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError:

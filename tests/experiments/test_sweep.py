@@ -1,11 +1,14 @@
 """run_sweep: identical tables on every backend, failures recorded, kill -9 and resume."""
 
+import contextlib
+import logging
 import os
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +19,7 @@ from clusteropt.experiments import ResultsStore, get_experiment, run_sweep
 from tests.experiments import specs
 
 ROOT = Path(__file__).resolve().parents[2]
+log = logging.getLogger(__name__)
 
 
 def test_worker_placement_tables_identical_across_backends(tmp_path, dask_client):
@@ -223,7 +227,7 @@ def test_kill_minus_nine_then_resume_loses_and_duplicates_nothing(tmp_path):
     pd.testing.assert_frame_equal(final, uninterrupted)
 
 
-# -- kill -9 of a sweep leaves no cell process behind ------------------------------------------
+# -- kill -9 of a sweep leaves nothing it started behind ---------------------------------------
 
 _GIL_CELLS = '''
 import ctypes
@@ -242,9 +246,15 @@ def hold_the_gil(params, seed, policy):
     return {{"value": 0.0}}
 
 
-register_experiment(Experiment(name="test-gil-orphans", run=hold_the_gil, grid={{"k": [0, 1]}}, seeds=[0],
-                               policies=["hold"], description="cells that hold the GIL in a C call"))
+register_experiment(Experiment(name="test-gil-orphans", run=hold_the_gil, grid={{"k": list(range({cells}))}},
+                               seeds=[0], policies=["hold"], description="cells that hold the GIL in a C call"))
 '''
+#: Every process a sweep starts inherits its environment, this variable included; the cell
+#: processes start sessions of their own and orphans are re-parented, so the variable (read from
+#: /proc/<pid>/environ) finds them where the sweep's session id does not.
+_MARKER = "CLUSTEROPT_TEST_SWEEP"
+#: What a worker process's command line holds: loky's process name, multiprocessing's spawn (Dask)
+_WORKER = {"joblib": "LokyProcess", "dask": "spawn_main"}
 
 
 def _alive(pid: int) -> bool:
@@ -256,15 +266,36 @@ def _alive(pid: int) -> bool:
     return stat.rpartition(")")[2].split()[0] != "Z"
 
 
+def _started_by(session: int, marker: str) -> dict[int, str]:
+    """The running processes of ``session`` or with ``marker`` in their environment: pid -> command."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if os.getsid(int(entry.name)) != session and marker.encode() not in (entry / "environ").read_bytes():
+                continue
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:  # gone meanwhile, or another user's
+            continue
+        if _alive(int(entry.name)):
+            found[int(entry.name)] = command[:120]
+    return found
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG and /proc are Linux's")
-@pytest.mark.parametrize(("jobs", "backend"), [
-    ("1", "joblib"), ("2", "joblib"),
-    pytest.param("2", "dask", marks=pytest.mark.slow),  # its own LocalCluster: a few seconds to start
-    ("2", "scheduler"),  # the session's cluster: workers the sweep did not start, on "another machine"
+@pytest.mark.parametrize(("jobs", "backend", "cells", "kill_when"), [
+    ("1", "joblib", 1, "cells"),  # the sweep's own cell process
+    ("2", "joblib", 1, "cells"),  # a loky worker waits for its cell, the other one for work
+    ("2", "joblib", 4, "workers"),  # the loky workers are starting: neither has taken a task yet
+    ("2", "dask", 2, "workers"),  # its own LocalCluster's workers are starting (seconds of imports)
+    pytest.param("2", "dask", 2, "cells", marks=pytest.mark.slow),  # a LocalCluster up and running: ~10 s more
+    ("2", "scheduler", 2, "cells"),  # the session's cluster: workers the sweep did not start, "another machine"
 ])
-def test_kill_minus_nine_leaves_no_cell_process_even_one_holding_the_gil(request, tmp_path, jobs, backend):
-    """The sweep process, its loky workers, its local Dask workers or a Dask cluster's, and cell
-    processes stuck in a C call that holds the GIL: ``kill -9`` of the sweep stops every cell."""
+def test_kill_minus_nine_leaves_nothing_the_sweep_started(request, tmp_path, jobs, backend, cells, kill_when):
+    """``kill -9`` of the sweep: its loky workers (busy, idle or starting) and resource trackers, its
+    local Dask cluster, and its cells (stuck in a C call holding the GIL; on the scheduler's workers
+    too) are all gone soon after."""
     where = ["--backend", backend]
     if backend == "dask":
         pytest.importorskip("distributed")
@@ -272,33 +303,130 @@ def test_kill_minus_nine_leaves_no_cell_process_even_one_holding_the_gil(request
         where = ["--scheduler", request.getfixturevalue("dask_client").scheduler.address]
     pids_dir = tmp_path / "pids"
     pids_dir.mkdir()
-    (tmp_path / "gil_cells.py").write_text(_GIL_CELLS.format(pids=str(pids_dir)))
+    (tmp_path / "gil_cells.py").write_text(_GIL_CELLS.format(pids=str(pids_dir), cells=cells))
     cmd = [sys.executable, "-m", "clusteropt.cli", "experiment", "run", "test-gil-orphans", "--module",
            "gil_cells", "--store", str(tmp_path / "s.sqlite"), "--jobs", jobs, *where]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    token = uuid.uuid4().hex
+    marker = f"{_MARKER}={token}"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+           _MARKER: token}
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
-    cells: list[int] = []
+    running: list[int] = []
+    left: dict[int, str] = {}
     try:
         deadline = time.monotonic() + 120
-        while len(cells) < int(jobs):  # every worker has a cell inside the C call
+        while True:  # every worker has a cell inside the C call, or every worker is starting
             assert proc.poll() is None, "the sweep ended before it could be killed"
-            assert time.monotonic() < deadline, "the cells did not start in 120 s"
+            assert time.monotonic() < deadline, f"no {kill_when} in 120 s"
             time.sleep(0.05)
-            cells = [int(p.name.split("-")[1]) for p in pids_dir.iterdir()]
-        time.sleep(0.2)  # the cells are in the C sleep now
+            if kill_when == "cells" and len(list(pids_dir.iterdir())) >= min(int(jobs), cells):
+                time.sleep(0.2)  # the cells are in the C sleep now
+                break
+            if kill_when == "workers" and sum(
+                    _WORKER[backend] in c for c in _started_by(proc.pid, marker).values()) >= int(jobs):
+                break
+        running = [int(p.name.split("-")[1]) for p in pids_dir.iterdir()]
+        started = _started_by(proc.pid, marker)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-        deadline = time.monotonic() + 2.0
-        while any(_alive(pid) for pid in cells) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert [pid for pid in cells if _alive(pid)] == []
+        killed = time.monotonic()
+        while time.monotonic() < killed + 15:  # generous for a busy machine; 2 s is what it takes here
+            left = _started_by(proc.pid, marker)
+            left.update({pid: "a cell" for pid in running if _alive(pid)})
+            if not left:
+                break
+            time.sleep(0.1)
+        log.info("kill -9 of the sweep (%s, %s jobs, %d cells running, %d processes): all gone after %.1f s",
+                 backend, jobs, len(running), len(started), time.monotonic() - killed)
+        assert left == {}
+        # the search saw them: the sweep, and the cells (in sessions of their own) by their environment
+        assert proc.pid in started and (backend == "scheduler" or set(running) <= set(started)), started
     finally:
-        for pid in [proc.pid, *cells]:
+        groups = [proc.pid, *running]  # the sweep's and the cells' process groups
+        for pid, kill in [*((p, os.killpg) for p in groups), *((p, os.kill) for p in left)]:
             try:
-                os.killpg(pid, signal.SIGKILL)
+                kill(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+
+
+def _dies_with(proc: subprocess.Popen, pid: int) -> bool:
+    """``kill -9`` of ``proc``; whether ``pid`` ends within 15 s after (generous for a busy machine)."""
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 15
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not _alive(pid)
+
+
+def _kill(*pids: int) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+_REAPED = """
+import subprocess, sys, time
+from clusteropt.experiments.runner import reaper
+
+with reaper():
+    sleepers = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", name])
+                for name in ("plain", "resource_tracker")]  # a child that outlives its parent, and a tracker
+    print(*(p.pid for p in sleepers), flush=True)
+    time.sleep(600)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the reaper reads /proc")
+def test_the_reaper_kills_what_a_dead_process_started_but_resource_trackers():
+    """A child that ignores its parent's death goes with it; one named a resource tracker is left
+    to exit by itself (a tracker cleans up after the dead once its pipe closes)."""
+    proc = subprocess.Popen([sys.executable, "-c", _REAPED], cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line, "the script stopped before it started its children"
+    plain, tracker = map(int, line.split())
+    try:
+        assert _dies_with(proc, plain)
+        time.sleep(0.5)  # the reaper's passes are over
+        assert _alive(tracker)
+    finally:
+        _kill(plain, tracker)
+
+
+_WATCHED = """
+import os, socket, subprocess, sys, time
+
+worker = '''
+import os, socket, time
+from clusteropt.experiments.runner import init_worker
+
+init_worker([socket.gethostname(), os.getppid()])  # what loky runs first in a worker of this sweep
+print("watching", flush=True)
+time.sleep(600)  # an idle worker, waiting for work
+'''
+child = subprocess.Popen([sys.executable, "-c", worker])
+print(child.pid, flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc tells whether a process runs")
+def test_a_worker_started_by_init_worker_exits_when_its_sweep_dies():
+    """Elsewhere than on Linux the only line: an idle loky worker runs no cell, its watch starts
+    in loky's initializer."""
+    proc = subprocess.Popen([sys.executable, "-c", _WATCHED], cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    assert proc.stdout is not None
+    worker = int(proc.stdout.readline())
+    try:
+        assert proc.stdout.readline() == "watching\n"
+        assert _dies_with(proc, worker)
+    finally:
+        _kill(worker)
 
 
 @pytest.mark.slow  # starts (and fails to start) a local Dask cluster: about 10 s
