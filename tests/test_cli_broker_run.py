@@ -99,7 +99,8 @@ def test_a_slot_milp_out_of_time_is_a_counted_fallback(small, tmp_path, capsys):
     qualifies the policy's name and out.json counts the slots (issue 42).
     """
     out_path = tmp_path / "plus.json"
-    code, out, _ = run(capsys, "run", small, "--policy", "mlbroker-plus", "--time-limit", "1e-9", "--json", out_path)
+    code, out, _ = run(capsys, "run", small, "--policy", "mlbroker-plus", "--time-limit", "1e-9",
+                       "--json", out_path)
     data = json.loads(out_path.read_text())
     fallbacks = data["fallbacks"]
     assert code == 0 and fallbacks["count"] > 0  # measured: HiGHS finds no point in 1e-9 s on this instance
@@ -131,8 +132,8 @@ def test_a_slot_milp_solver_error_fails_the_run_naming_slot_solver_and_status(sm
     out_path = tmp_path / "plus.json"
     code, out, err = run(capsys, "run", small, "--policy", "mlbroker-plus", "--json", out_path)
     assert code == 3 and not out_path.exists() and "verified" not in out
-    assert re.fullmatch(r"error: slot \d+: the slot MILP \(8\) ended ERROR without a solution \(highs/\w+: kError\)\n",
-                        err)
+    assert re.fullmatch(r"error: slot \d+: the slot MILP \(8\) ended ERROR without a solution "
+                        r"\(highs/\w+: kError\)\n", err)
 
 
 # -- an independent checker: the instance JSON, out.json, numpy; nothing of clusteropt --------------------------

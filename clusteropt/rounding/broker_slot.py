@@ -265,7 +265,8 @@ def slot_milp_round(inst: BrokerInstance, t: int, y_frac, s_frac, prev_v=None, r
             if m_cost < a_cost:
                 decision, chosen = candidate, "milp"
         elif res.termination in (Termination.TIME_LIMIT, Termination.ITERATION_LIMIT):
-            fallback = f"A_round kept (the slot MILP hit its {status.lower().replace('_', ' ')} without a solution)"
+            limit = status.lower().replace("_", " ")
+            fallback = f"A_round kept (the slot MILP hit its {limit} without a solution)"
             log.warning("slot %d: %s", t, fallback)
         else:
             raise NotOptimalError(f"slot {t}: the slot MILP (8) ended {status} without a solution "

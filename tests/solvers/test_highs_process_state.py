@@ -51,9 +51,10 @@ def test_the_slot_milp_after_a_default_lp_is_solved_through_every_route():
         m = pyo.ConcreteModel(); m.x = pyo.Var(within=pyo.NonNegativeReals); m.c = pyo.Constraint(expr=m.x >= 1)
         m.o = pyo.Objective(expr=m.x)
         first = solve(m, "highs").termination.name
-        m2 = pyo.ConcreteModel(); m2.y = pyo.Var(within=pyo.NonNegativeIntegers); m2.c = pyo.Constraint(expr=m2.y >= 1.5)
-        m2.o = pyo.Objective(expr=m2.y)
-        print(first, solve_highs_direct(m2, threads=1).termination.name, solve(m2, "highs", threads=2).termination.name)
+        m2 = pyo.ConcreteModel(); m2.y = pyo.Var(within=pyo.NonNegativeIntegers)
+        m2.c = pyo.Constraint(expr=m2.y >= 1.5); m2.o = pyo.Objective(expr=m2.y)
+        one = solve_highs_direct(m2, threads=1).termination.name
+        print(first, one, solve(m2, "highs", threads=2).termination.name)
     """)
     done = _python(code)
     assert done.returncode == 0, done.stderr
