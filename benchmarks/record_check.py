@@ -171,7 +171,8 @@ def compare(recorded: pd.DataFrame, rerun: pd.DataFrame) -> dict:
     missing = [c for c in columns if c not in rerun.columns]
     merged = recorded.merge(rerun, on=keys, how="inner", suffixes=("_rec", "_now"))
     differ = np.zeros(len(merged), dtype=bool)
-    columns_differing = {}
+    columns_differing: dict[str, int] = {}
+    largest: dict[str, float] = {}  # numeric columns: the largest relative difference, |rec - now| / |rec|
     for c in columns:
         if c in missing:  # a recorded column none of the re-run cells makes: differs where it held a value
             bad = merged[c].notna().to_numpy()
@@ -182,10 +183,16 @@ def compare(recorded: pd.DataFrame, rerun: pd.DataFrame) -> dict:
         bad = ~_same(merged[f"{c}_rec"], merged[f"{c}_now"])
         if bad.any():
             columns_differing[c] = int(bad.sum())
+            a, b = merged[f"{c}_rec"][bad], merged[f"{c}_now"][bad]
+            if pd.api.types.is_numeric_dtype(a) and pd.api.types.is_numeric_dtype(b):
+                x, y = a.to_numpy(dtype=float), b.to_numpy(dtype=float)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    rel = np.abs(x - y) / np.maximum(np.abs(x), 1e-12)
+                largest[c] = float(np.nanmax(rel)) if np.isfinite(rel).any() else float("nan")
         differ |= bad
     cells = [f"{', '.join(f'{k}={merged[k].iloc[i]}' for k in keys)}" for i in np.flatnonzero(differ)]
     return {"rerun": len(rerun), "matched": len(merged), "identical": int((~differ).sum()),
-            "different": int(differ.sum()), "columns_differing": columns_differing,
+            "different": int(differ.sum()), "columns_differing": columns_differing, "largest_relative": largest,
             "columns_missing_now": missing, "different_cells": cells[:10],
             "failed_now": int((rerun.status != "ok").sum())}
 
@@ -256,10 +263,12 @@ def main(argv: list[str] | None = None) -> int:
                  "before results carried their versions, with the lock `requirements/constraints.txt` (`lock`).",
                  "",
                  "| experiment | slice | seeds | recorded at | versions | re-run | matched | identical | "
-                 "different | failed now | columns differing (cells) | wall s |",
+                 "different | failed now | columns differing (cells; largest relative difference) | wall s |",
                  "|---|---|---|---|---|---:|---:|---:|---:|---:|---|---:|"]
         for r in rep["checks"]:
-            cols = ", ".join(f"{c} ({k})" for c, k in r["columns_differing"].items())
+            big = r.get("largest_relative", {})
+            cols = ", ".join(f"{c} ({k}{f'; {big[c]:.3g}' if c in big else ''})"
+                             for c, k in r["columns_differing"].items())
             sl = ", ".join(f"{k}={','.join(map(str, v))}" for k, v in r["slice"].items()) or "all"
             changed = "; ".join(r["version_changes"]) or "same"
             lines.append(f"| {r['experiment']} | {sl} | {len(r['seeds'])} | {r['recorded_version']} | "

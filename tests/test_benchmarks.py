@@ -385,6 +385,7 @@ def test_record_check_compare_finds_what_differs():
     out = compare(rec, now.iloc[1:])  # the first cell not re-run
     assert (out["matched"], out["identical"], out["different"]) == (2, 0, 2)
     assert out["columns_differing"] == {"cost": 1, "note": 1}
+    assert out["largest_relative"] == {"cost": pytest.approx(5e-7)}  # numbers only: note is text
     assert out["different_cells"] == ["n=1, seed=1, policy=p", "n=2, seed=0, policy=p"]
     gone = compare(rec, rec.drop(columns="note"))  # a recorded metric the code no longer makes
     assert gone["different"] == 2 and gone["columns_differing"] == {"note (absent now)": 2}  # not the empty one
