@@ -180,7 +180,7 @@ GEN = ["generate", "ring", "--n", "16", "--servers", "4", "--requests", "10", "-
     ([*GEN, "--pattern", "hit-the-cut", "--against", "static-best"], "needs an online policy"),
     ([*GEN, "--pattern", "hit-the-cut", "--against", "never", "--epsilon", "0.1"], "has no parameter 'epsilon'"),
     (["generate", "ring", "--n", "16", "--servers", "4", "--requests", "-3", "-o", "{d}/x.json"],
-     "requests = -3; expected >= 0"),
+     "requests = -3; expected an integer in 0..100000000"),
     (["generate", "ring", "--n", "16", "--servers", "4", "--requests", "-3", "--pattern", "hit-the-cut",
       "--against", "never", "-o", "{d}/x.json"], "requests = -3; expected >= 0"),
     ([*GEN, "--step", "3"], "--step is for --pattern moving-hotspot, not uniform"),
