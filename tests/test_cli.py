@@ -222,6 +222,12 @@ def test_solve_json(capsys, inst_file, tmp_path, model):
     assert data["objective"] == pytest.approx(check.value, rel=1e-7)
     for key in ("bound", "gap", "backend", "build_seconds", "solve_seconds", "status"):
         assert key in data
+    # CVXPY points are measured: the violation and its tolerance in the line and the file (issue 42)
+    if model.endswith("-cvxpy"):
+        assert first.endswith(f", max violation {data['max_violation']:.3g} (tolerance 1e-06)")
+        assert data["feasibility_tol"] == 1e-6 and 0 <= data["max_violation"] <= 1e-6
+    else:
+        assert "violation" not in first and "max_violation" not in data
 
 
 @pytest.mark.parametrize(("model", "solver"), [("worker-placement", "scip"), ("worker-placement-cvxpy", "scip"),
