@@ -774,11 +774,21 @@ def read_regular_file(path: str | Path, *, where: str, limit: int = MAX_FILE_BYT
                       why: str = "MAX_FILE_BYTES = 2**30") -> bytes:
     """The bytes of the regular file ``path``, refused as :func:`open_regular_file` refuses it.
 
-    At most ``limit + 1`` bytes are read, so a file that grows while it is read, or one whose size
-    the system does not report (``/proc``), is refused at the limit too.
+    The file is read in one call of its size; a file that grows while it is read, or one whose size
+    the system does not report (``/proc``), is read on to at most ``limit + 1`` bytes and refused
+    at the limit too.
     """
     with open_regular_file(path, where=where, limit=limit, why=why) as fh:
-        data = fh.read(limit + 1)
+        size = os.fstat(fh.fileno()).st_size
+        parts = [fh.read(size + 1)]  # no more memory than the file needs (read(limit) would take a GiB)
+        total = len(parts[0])
+        while size < total <= limit:
+            more = fh.read(min(2**20, limit + 1 - total))
+            if not more:
+                break
+            parts.append(more)
+            total += len(more)
+    data = b"".join(parts)
     if len(data) > limit:
         raise InstanceError(where, str(path), f"a file of at most {limit} bytes ({why}); it has more")
     return data

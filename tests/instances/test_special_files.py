@@ -23,7 +23,7 @@ import pytest
 
 from clusteropt.cli import main
 from clusteropt.instances import InstanceError, RingInstance, load_instance
-from clusteropt.instances.base import MAX_FILE_BYTES
+from clusteropt.instances.base import MAX_FILE_BYTES, read_regular_file
 from clusteropt.instances.ring import MAX_REQUESTS
 from tests.instances.test_fuzz_readers import READERS
 
@@ -185,3 +185,12 @@ def test_readers_refuse_fifos_devices_and_oversized_files(tmp_path, reader, kind
     assert isinstance(exc, InstanceError), repr(exc)
     where = "instance file" if reader == "load_instance" else "trace file"
     assert str(exc).startswith(f"{where} = '{path}'; expected ") and SPECIAL[kind] in str(exc), str(exc)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="no /proc here")
+def test_a_file_whose_size_is_not_reported_is_read_up_to_the_limit():
+    # /proc files are regular files of size 0: read on to the limit, never past it
+    assert read_regular_file("/proc/self/status", where="x").startswith(b"Name:")
+    with pytest.raises(InstanceError, match=r"^x = '/proc/self/status'; expected a file of at most 10 bytes \(a "
+                                            r"cap\); it has more$"):
+        read_regular_file("/proc/self/status", where="x", limit=10, why="a cap")
