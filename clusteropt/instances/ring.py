@@ -297,8 +297,8 @@ def _read_npy_ref(ref: Mapping[str, Any], base_dir: str | Path | None) -> np.nda
     most = MAX_REQUESTS if declared is None else declared
     try:
         fh = open_regular_file(path, where="requests.npy", limit=_NPY_HEADER_MAX + 8 * most,
-                               why=f"{most} int64 requests and a .npy header"
-                               + (" (MAX_REQUESTS = 10**8)" if declared is None else " (requests.count)"))
+                               why=("MAX_REQUESTS = 10**8" if declared is None else f"requests.count = {most}")
+                               + " int64 requests and a .npy header")
     except FileNotFoundError:
         raise InstanceError("requests.npy", str(path), "an existing .npy file beside the JSON") from None
     with fh:

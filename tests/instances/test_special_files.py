@@ -114,8 +114,8 @@ def test_a_sparse_six_gigabyte_npy_is_refused_by_the_declared_count(tmp_path):
     with pytest.raises(InstanceError) as info:
         load_instance(path)
     limit = 8 + 4 + 10_000 + 8 * 30
-    assert str(info.value) == (f"requests.npy = '{npy}'; expected a file of at most {limit} bytes (30 int64 "
-                               f"requests and a .npy header (requests.count)); it has {6 * 2**30}")
+    assert str(info.value) == (f"requests.npy = '{npy}'; expected a file of at most {limit} bytes "
+                               f"(requests.count = 30 int64 requests and a .npy header); it has {6 * 2**30}")
 
 
 @pytest.mark.parametrize(("damage", "match"), [
