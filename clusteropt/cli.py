@@ -41,6 +41,59 @@ POSITIVE = click.IntRange(min=1)
 """A count option that must be at least 1 (frames)."""
 
 
+class Number(click.ParamType):
+    """A float option that must be a real number in a range: ``nan`` never, ``inf`` only where it
+    means "no limit" (``infinite=True``, e.g. a time limit).
+
+    A bad value is bad input (exit 2): one line naming the option, the value as given and what is
+    expected, ``--time-limit = nan; expected a positive number of seconds``.  (click's own
+    ``FloatRange`` lets ``nan`` through every bound, and ``inf`` through an open upper one.)
+
+    >>> Number("a probability in [0, 1]", low=0, high=1).convert("0.25", None, None)
+    0.25
+    >>> Number("a probability in [0, 1]", low=0, high=1).convert("nan", None, None)
+    Traceback (most recent call last):
+    ...
+    clusteropt.cli.BadInput: value = nan; expected a probability in [0, 1]
+    """
+
+    name = "float"
+
+    def __init__(self, expected: str, *, low: float | None = None, high: float | None = None,
+                 low_open: bool = False, high_open: bool = False, infinite: bool = False):
+        self.expected, self.low, self.high = expected, low, high
+        self.low_open, self.high_open, self.infinite = low_open, high_open, infinite
+
+    def _ok(self, x: float) -> bool:
+        if math.isnan(x) or (math.isinf(x) and not (self.infinite and x > 0)):
+            return False
+        if self.low is not None and (x <= self.low if self.low_open else x < self.low):
+            return False
+        return self.high is None or (x < self.high if self.high_open else x <= self.high)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        """``value`` (the option's text, or a default) as a float, or :class:`BadInput`."""
+        try:
+            x = float(value)
+        except (TypeError, ValueError, OverflowError):
+            x = math.nan
+        if isinstance(value, bool) or not self._ok(x):
+            option = next((o for o in (param.opts if param is not None else ()) if o.startswith("--")), "value")
+            raise BadInput(f"{option} = {value}; expected {self.expected}")
+        return x
+
+
+SECONDS = Number("a positive number of seconds", low=0, low_open=True)
+"""A time limit (a solve's, a cell's)."""
+SECONDS_OR_INF = Number("a positive number of seconds, or inf for none", low=0, low_open=True, infinite=True)
+"""A time limit where ``inf`` is documented as "no limit" (``run --time-limit``)."""
+GAP = Number("a relative gap in [0, 1)", low=0, high=1, high_open=True)
+"""A relative MIP gap, as :func:`clusteropt.solvers.solve` takes it."""
+PROBABILITY = Number("a probability in [0, 1]", low=0, high=1)
+POSITIVE_NUMBER = Number("a finite number > 0", low=0, low_open=True)
+NONNEGATIVE = Number("a finite number >= 0", low=0)
+
+
 class BadInput(click.ClickException):
     """Bad input from the user: printed as one line, exit code 2."""
 
@@ -337,8 +390,8 @@ def export_cmd(instance: str, file: str, model_name: str, relax: bool, slot: int
 @click.argument("instance", type=str)
 @click.option("--model", "model_name", required=True, help="Registered model name.")
 @click.option("--solver", default=None, help="Solver name (see `clusteropt solvers`).")
-@click.option("--time-limit", type=float, default=None, help="Seconds.")
-@click.option("--mip-gap", type=float, default=None, help="Relative MIP gap.")
+@click.option("--time-limit", type=SECONDS, default=None, help="Seconds.")
+@click.option("--mip-gap", type=GAP, default=None, help="Relative MIP gap.")
 @click.option("--threads", type=int, default=None, help="Solver threads.")
 @click.option("--relax", is_flag=True, help="Solve the continuous relaxation.")
 @click.option("--slot", type=int, default=None, help=_SLOT_HELP)
@@ -398,9 +451,9 @@ def import_group() -> None:
 
 @import_group.command("coflow-benchmark")
 @click.argument("trace", type=str)
-@click.option("--unit-mb", type=float, default=1.0, show_default=True,
+@click.option("--unit-mb", type=POSITIVE_NUMBER, default=1.0, show_default=True,
               help="MB moved per port per slot: demands become ceil(MB / M / unit) units.")
-@click.option("--slot-ms", type=float, default=1000.0, show_default=True,
+@click.option("--slot-ms", type=POSITIVE_NUMBER, default=1000.0, show_default=True,
               help="Slot length: arrivals become release slots floor(ms / slot).")
 @click.option("-o", "--output", "out_path", required=True, help="Instance file to write (JSON; -: stdout).")
 def import_coflow_cmd(trace: str, unit_mb: float, slot_ms: float, out_path: str) -> None:
@@ -423,7 +476,7 @@ def import_coflow_cmd(trace: str, unit_mb: float, slot_ms: float, out_path: str)
 @click.argument("pods", type=str)
 @click.option("--nodes", "nodes_path", required=True,
               help="The trace's node list (openb_node_list_gpu_node.csv): the cluster, one server per GPU node.")
-@click.option("--slot-seconds", type=float, default=60.0, show_default=True,
+@click.option("--slot-seconds", type=POSITIVE_NUMBER, default=60.0, show_default=True,
               help="Slot length: creation times become arrival slots, run times budgets F_i.")
 @click.option("--horizon", type=int, default=None,
               help="T (later pods are dropped); default the last arrival slot.")
@@ -436,8 +489,9 @@ def import_coflow_cmd(trace: str, unit_mb: float, slot_ms: float, out_path: str)
                    "that holds the servers (run it with --quotient-tree).")
 @click.option("--rack-size", type=int, default=16, show_default=True,
               help="Servers per rack switch (tree; a fat-tree's edge switch holds k/2).")
-@click.option("--server-bw", type=float, default=100.0, show_default=True, help="Server-switch links, Gbps.")
-@click.option("--rack-bw", type=float, default=800.0, show_default=True,
+@click.option("--server-bw", type=POSITIVE_NUMBER, default=100.0, show_default=True,
+              help="Server-switch links, Gbps.")
+@click.option("--rack-bw", type=POSITIVE_NUMBER, default=800.0, show_default=True,
               help="Rack-core links (tree) or every switch-switch link (fat-tree), Gbps.")
 @click.option("--group-by", type=click.Choice(["model", "file"]), default="model", show_default=True,
               help="Servers grouped by GPU model (racks, or fat-tree ports, of one model), or in file order.")
@@ -535,8 +589,8 @@ def generate_group() -> None:
               show_default=True, help="Paper 002 setting: Fig. 1 / Examples 6, 11; Figs. 3-5; or random.")
 @click.option("--n", "n", type=int, default=None, help="fig5: N = M; random: N (and M unless --workers).")
 @click.option("--workers", type=int, default=None, help="random: M.")
-@click.option("--generation", type=float, default=None, help="fig3: P[J_2j = 1]; fig5: P[J_ij = 1].")
-@click.option("--success", type=float, default=None, help="fig4: P_2j.")
+@click.option("--generation", type=PROBABILITY, default=None, help="fig3: P[J_2j = 1]; fig5: P[J_ij = 1].")
+@click.option("--success", type=PROBABILITY, default=None, help="fig4: P_2j.")
 @click.option("--requirement", type=str, default=None, metavar="R1,R2,...", help="Requirement r (one per app).")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="random: the generator's seed.")
 @click.option("-o", "--output", "out_path", required=True, help="Instance file to write (JSON; -: stdout).")
@@ -576,7 +630,8 @@ def generate_realtime_cmd(preset, n, workers, generation, success, requirement, 
               help="Flow sizes: Pareto-tailed per coflow (trace-like), uniform 1-10, or 1.")
 @click.option("--arrival", type=click.Choice(["poisson", "bursty"]), default="poisson", show_default=True,
               help="Arrival process of the coflows.")
-@click.option("--load", type=float, default=0.9, show_default=True, help="Offered load of the busiest port.")
+@click.option("--load", type=POSITIVE_NUMBER, default=0.9, show_default=True,
+              help="Offered load of the busiest port.")
 @click.option("--no-release", is_flag=True, help="Release every coflow at slot 0 (the paper's offline setting).")
 @click.option("--weights", type=click.Choice(["unit", "random"]), default="unit", show_default=True,
               help="Coflow weights: all 1, or integers 1-10.")
@@ -693,15 +748,16 @@ _RING_PATTERN_OPTIONS: dict[str, tuple[str, ...]] = {
 @click.option("--against", default=None, metavar="POLICY",
               help="hit-the-cut: the ring policy the sequence is built against (default dynamic-wfa), run "
                    "with --seed.")
-@click.option("--epsilon", type=float, default=None, help="hit-the-cut: the --against policy's epsilon.")
+@click.option("--epsilon", type=NONNEGATIVE, default=None, help="hit-the-cut: the --against policy's epsilon.")
 @click.option("--width", type=int, default=None,
               help="hotspot, moving-hotspot, phases: edges of the hot arc (default k).")
-@click.option("--hot", type=float, default=None, help="hotspot, moving-hotspot, phases: P[request in the hot arc] "
-                                                      "(default 0.9).")
+@click.option("--hot", type=PROBABILITY, default=None,
+              help="hotspot, moving-hotspot, phases: P[request in the hot arc] (default 0.9).")
 @click.option("--step", type=int, default=None, help="moving-hotspot: requests per one-edge move (default k).")
 @click.option("--phase", type=int, default=None, help="phases: requests per phase (default 10 n).")
-@click.option("--zipf", type=float, default=None, help="zipf: exponent (default 1.2).")
-@click.option("--alpha", type=float, default=1.0, show_default=True, help="Migration cost per process moved.")
+@click.option("--zipf", type=NONNEGATIVE, default=None, help="zipf: exponent (default 1.2).")
+@click.option("--alpha", type=NONNEGATIVE, default=1.0, show_default=True,
+              help="Migration cost per process moved.")
 @click.option("--seed", type=SEED, default=0, show_default=True,
               help="The generator's seed (hit-the-cut: the seed of the --against run).")
 @click.option("-o", "--output", "out_path", required=True,
@@ -768,7 +824,8 @@ def _ring_inline() -> int:
               help="Coflow scheduler: the paper's moved blocks, the priority greedy, or Varys's MADD pacing (each "
                    "flow finishes with its coflow's bottleneck).")
 @click.option("--lower-bound", is_flag=True, help="Coflow: also compute the LP lower bound (row generation).")
-@click.option("--kappa", type=float, default=0.5, show_default=True, help="Coflow: primal-dual threshold.")
+@click.option("--kappa", type=POSITIVE_NUMBER, default=0.5, show_default=True,
+              help="Coflow: primal-dual threshold.")
 @click.option("--online", is_flag=True,
               help="Coflow: re-plan the ordering on the remaining demand at every arrival and continue the greedy "
                    "schedule, deciding each slot from released coflows only.  Without it primal-dual, sincronia "
@@ -784,10 +841,10 @@ def _ring_inline() -> int:
 @click.option("--slot-solver", type=click.Choice(["greedy", "exact", "lp-rs-mde"]), default="greedy",
               show_default=True, help="GADGET: per-slot solver of Alg. 1 (exact: the G-VNE ILP (12)-(19); "
               "lp-rs-mde: Alg. 2, LP ring selection and randomized embedding).")
-@click.option("--time-limit", type=float, default=None,
+@click.option("--time-limit", type=SECONDS_OR_INF, default=None,
               help="GADGET exact: seconds per slot ILP (default 60; inf: none); mlbroker-plus: seconds per "
                    "slot MILP (default: none).")
-@click.option("--mip-gap", type=float, default=None,
+@click.option("--mip-gap", type=GAP, default=None,
               help="GADGET exact, mlbroker-plus: relative MIP gap per slot (defaults 1e-4 and 0.005).")
 @click.option("--warm", is_flag=True,
               help="GADGET lp-rs-mde: keep both HiGHS models across slots and re-solve an LP with the previous "
@@ -812,11 +869,11 @@ def _ring_inline() -> int:
 @click.option("--fill", type=click.Choice(["greedy", "none"]), default=None,
               help="GADGET: greedy (default) ends every slot with the work-conserving fill of idle capacity; "
                    "none is Alg. 1 exactly as written.")
-@click.option("--epsilon", type=float, default=None,
+@click.option("--epsilon", type=NONNEGATIVE, default=None,
               help="mlBroker: epsilon of the regularized problem (10) (default 0.1).  Ring (dynamic, "
                    "dynamic-mix, dynamic-soft, dynamic-wfa, static, greedy): the algorithm's epsilon (default: "
                    "the algorithm's own).")
-@click.option("--rate", type=float, default=None,
+@click.option("--rate", type=POSITIVE_NUMBER, default=None,
               help="Ring dynamic-mix: learning-rate scale of the combined line MTS, eta = rate / (L - 1) "
                    "(default 2).")
 @click.option("--price-form", type=click.Choice(["tight", "bigm"]), default="tight", show_default=True,
@@ -1156,7 +1213,7 @@ def _run_realtime(inst, policy, frames, seed, requirement, json_path) -> None:
               help="Direction d >= 0 (default: the instance's requirement, or all ones).")
 @click.option("--exact", is_flag=True, help="Also solve the exact region LP (small instances).")
 @click.option("--frames", type=POSITIVE, default=10_000, show_default=True, help="Frames per simulation.")
-@click.option("--tol", type=float, default=0.01, show_default=True,
+@click.option("--tol", type=NONNEGATIVE, default=0.01, show_default=True,
               help="Accept rates this far below the requirement (the paper's 0.01).")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed shared by every bisection step.")
 @click.option("--json", "json_path", type=str, default=None,
@@ -1167,8 +1224,6 @@ def region_cmd(instance, policy, direction, exact, frames, tol, seed, json_path)
     from clusteropt.online.regions import estimate_theta, exact_region
     from clusteropt.solvers import SolverError
 
-    if not (math.isfinite(tol) and tol >= 0):
-        raise BadInput(f"--tol = {tol}; expected a finite number >= 0")
     _refuse_overwrite(json_path, "--json", instance)
     inst = _load(instance)
     if inst.kind != "realtime":
@@ -1206,17 +1261,53 @@ def experiment_group() -> None:
 
 
 def _import_modules(modules: tuple[str, ...]) -> None:
-    """Import the modules that register experiments outside clusteropt (cwd on the path)."""
+    """Import the modules that register experiments outside clusteropt (cwd on the path).
+
+    Each ``--module`` must be a dotted module name (``mypkg.experiments``; a file path or an empty
+    name is refused unimported), must import without an error, and must register an experiment
+    (one that importing it adds, or, for a module imported before, one whose cell function it
+    defines or whose spec it holds).  Anything else is bad input, one line saying which.
+    """
     import importlib
-    import os
+
+    from clusteropt.experiments import EXPERIMENTS  # the package's own first: they are not the module's
 
     if modules and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
-    for name in modules:
+    for name in dict.fromkeys(modules):
+        shown = name if name and name.isprintable() and name.strip() == name else repr(name)
+        where = f"--module {shown}"
+        parts = name.split(".")
+        if not name:
+            raise BadInput(f"{where}: an empty name; expected a dotted module name such as mypkg.experiments")
+        if any(sep in name for sep in ("/", "\\", os.sep)) or name.endswith(".py"):
+            raise BadInput(f"{where}: a file path; expected a dotted module name importable from the current "
+                           "directory (mypkg/experiments.py is mypkg.experiments)")
+        if not all(part.isidentifier() for part in parts):
+            raise BadInput(f"{where}: not a dotted module name (Python identifiers joined by dots, such as "
+                           "mypkg.experiments)")
+        before = set(EXPERIMENTS)
         try:
-            importlib.import_module(name)
-        except ImportError as exc:
-            raise BadInput(f"--module {name}: cannot import it ({exc})") from None
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name is None or not (name == exc.name or name.startswith(exc.name + ".")):
+                raise BadInput(f"{where}: importing it raised {_error_text(exc)}") from None
+            raise BadInput(f"{where}: cannot import it (no module {exc.name!r} on the path, the current "
+                           "directory first)") from None
+        except (Exception, SystemExit) as exc:  # its own code failed: a syntax error, a raise, sys.exit()
+            raise BadInput(f"{where}: importing it raised {_error_text(exc)}") from None
+        held = {id(value) for value in vars(module).values()}
+        if set(EXPERIMENTS) == before and not any(
+                getattr(spec.run, "__module__", None) == module.__name__ or id(spec) in held
+                for spec in EXPERIMENTS.values()):
+            raise BadInput(f"{where}: it imports but registers no experiment (a module for --module calls "
+                           "clusteropt.experiments.register_experiment)")
+
+
+def _error_text(exc: BaseException) -> str:
+    """``Type: message`` of an exception on one line (white space folded, at most 300 characters)."""
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    return text if len(text) <= 300 else text[:297] + "..."
 
 
 def _param_values(text: str) -> tuple[str, list[Any]]:
@@ -1301,7 +1392,8 @@ def experiment_list_cmd(modules: tuple[str, ...], as_json: bool) -> None:
               help="Default: dask with --scheduler, else joblib; dask alone starts a local cluster.")
 @click.option("--store", default="experiments.sqlite", show_default=True, help="Results store (SQLite).")
 @click.option("--out", "out_dir", default=None, help="Also write the report (tables, figures) into DIR.")
-@click.option("--timeout", type=float, default=None, help="Per-cell time limit in seconds (default: the spec's).")
+@click.option("--timeout", type=SECONDS, default=None,
+              help="Per-cell time limit in seconds (default: the spec's).")
 @click.option("--no-resume", is_flag=True, help="Run every cell again, replacing stored results.")
 @click.option("--retry", multiple=True, type=click.Choice(["failed", "timeout"]),
               help="Run stored cells of this status again; repeatable.")

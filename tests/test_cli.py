@@ -222,6 +222,12 @@ def test_solve_json(capsys, inst_file, tmp_path, model):
     assert data["objective"] == pytest.approx(check.value, rel=1e-7)
     for key in ("bound", "gap", "backend", "build_seconds", "solve_seconds", "status"):
         assert key in data
+    # CVXPY points are measured: the violation and its tolerance in the line and the file (issue 42)
+    if model.endswith("-cvxpy"):
+        assert first.endswith(f", max violation {data['max_violation']:.3g} (tolerance 1e-06)")
+        assert data["feasibility_tol"] == 1e-6 and 0 <= data["max_violation"] <= 1e-6
+    else:
+        assert "violation" not in first and "max_violation" not in data
 
 
 @pytest.mark.parametrize(("model", "solver"), [("worker-placement", "scip"), ("worker-placement-cvxpy", "scip"),
@@ -417,10 +423,10 @@ def test_export_to_missing_directory(capsys, inst_file, tmp_path, model, name, i
 @pytest.mark.parametrize(
     ("option", "value", "fragment"),
     [
-        ("--time-limit", "-1", "time_limit = -1.0"),
-        ("--time-limit", "0", "time_limit = 0.0"),
-        ("--time-limit", "inf", "time_limit = inf"),
-        ("--mip-gap", "1.5", "mip_gap = 1.5"),
+        ("--time-limit", "-1", "--time-limit = -1; expected a positive number of seconds"),
+        ("--time-limit", "0", "--time-limit = 0;"),
+        ("--time-limit", "inf", "--time-limit = inf;"),
+        ("--mip-gap", "1.5", "--mip-gap = 1.5; expected a relative gap in [0, 1)"),
         ("--threads", "0", "threads = 0"),
         ("--time-limit", "soon", "soon"),  # click's own type check
     ],
@@ -523,7 +529,7 @@ def test_subprocess_exit_codes(inst_file, tmp_path):
 
     code, out, err = results[1]
     assert code == 2
-    assert err.strip().splitlines() == ["error: time_limit = -1.0; expected a positive number of seconds"]
+    assert err.strip().splitlines() == ["error: --time-limit = -1; expected a positive number of seconds"]
     assert "Traceback" not in err
 
     code, out, err = results[2]
@@ -570,7 +576,7 @@ def test_generate_coflow_is_the_generators_instance(tmp_path, capsys):
     code, _, _ = run(capsys, "generate", "coflow", "--no-release", "-o", path)
     assert code == 0 and int(load_instance(path).release.max()) == 0
     code, _, err = run(capsys, "generate", "coflow", "--load", "0", "-o", path)
-    assert code == 2 and "load = 0.0" in err
+    assert code == 2 and "--load = 0; expected a finite number > 0" in err
 
 
 def test_run_coflow_online_and_its_errors(tmp_path, capsys):

@@ -77,7 +77,7 @@ def test_bad_input_is_one_line(small, capsys):
     code, _, err = run(capsys, "run", small, "--mip-gap", "0.01")  # the default policy is mlbroker
     assert code == 2 and "not of mlbroker" in err
     code, _, err = run(capsys, "run", small, "--policy", "mlbroker-plus", "--mip-gap", "2")
-    assert code == 2 and "mip_gap = 2.0" in err and "Traceback" not in err
+    assert code == 2 and "--mip-gap = 2; expected a relative gap in [0, 1)" in err and "Traceback" not in err
     code, _, err = run(capsys, "run", small, "--policy", "mlbroker-plus", "--rounding", "paper")
     assert code == 2 and "rounding_variant = 'paper' is not available" in err
 

@@ -14,11 +14,12 @@ import sys
 import threading
 from pathlib import Path
 
+import click
 import pytest
 
 import clusteropt.models
 import clusteropt.solvers
-from clusteropt.cli import main
+from clusteropt.cli import Number, cli, main
 from clusteropt.instances import ConcurrentOpenShopInstance, load_instance, random_worker_placement
 from clusteropt.instances import base as base_module
 from clusteropt.instances.gadget import gadget_preset
@@ -119,6 +120,90 @@ def test_region_tolerance_must_be_finite_and_not_negative(capsys, tmp_path, tol)
     assert main(["generate", "realtime", "-o", str(path)]) == 0
     line = one_line(*run(capsys, "region", path, "--frames", "50", "--tol", tol))
     assert line.startswith("error: --tol = ") and "expected a finite number >= 0" in line
+
+
+# -- every numeric option refuses nan and inf (issue 42) ---------------------------------------------------
+
+
+def _options(group: click.Group, path: tuple[str, ...] = ()):
+    """(command path, option) for every option of every command under ``group``."""
+    for name, command in sorted(group.commands.items()):
+        if isinstance(command, click.Group):
+            yield from _options(command, (*path, name))
+        else:
+            for param in command.params:
+                if isinstance(param, click.Option):
+                    yield (*path, name), param
+
+
+NUMBER_OPTIONS = [(" ".join(path), param.opts[0], param.type) for path, param in _options(cli)
+                  if isinstance(param.type, Number)]
+
+
+def test_every_float_option_is_a_checked_number():
+    # click's FLOAT (and FloatRange) let nan through: `run --time-limit nan` ran with no limit (exit 0)
+    plain = [f"{' '.join(path)} {param.opts[0]}" for path, param in _options(cli)
+             if isinstance(param.type, click.types.FloatParamType)]
+    assert plain == [] and len(NUMBER_OPTIONS) >= 20
+
+
+@pytest.mark.parametrize(("command", "option", "kind"), NUMBER_OPTIONS)
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "NaN", "1e400", "twelve"])
+def test_numeric_options_refuse_nan_and_inf_naming_the_option(capsys, command, option, kind, value):
+    if kind.infinite and value in ("inf", "1e400"):
+        pytest.skip(f"{option}: inf is documented as no limit")
+    # the option is checked as it is parsed, before the command's arguments and files
+    line = one_line(*run(capsys, *command.split(), option, value, "missing.json"))
+    assert line == f"error: {option} = {value}; expected {kind.expected}"
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "{g}", "--slot-solver", "exact", "--time-limit", "nan"],  # was exit 0, no limit at all
+    ["run", "{g}", "--slot-solver", "exact", "--mip-gap", "nan"],  # was exit 0, HiGHS given a gap of nan
+    ["experiment", "run", "ring-load", "--quick", "--timeout", "inf", "--store", "{d}/s.sqlite"],  # a traceback
+    ["solve", "{g}", "--model", "gvne", "--time-limit", "0"],
+])
+def test_the_reviewers_numbers_are_bad_input(capsys, tmp_path, argv):
+    g = tmp_path / "g.json"
+    gadget_preset("tiny", jobs=2, seed=0).to_json(g)
+    line = one_line(*run(capsys, *[a.format(g=g, d=tmp_path) for a in argv]))
+    assert line.startswith(f"error: {argv[-2]} = {argv[-1]}; expected ") or "--timeout = inf" in line
+    assert not (tmp_path / "s.sqlite").exists()
+
+
+def test_inf_is_no_time_limit_where_the_help_says_so(capsys, tmp_path):
+    g = tmp_path / "g.json"
+    gadget_preset("tiny", jobs=2, seed=0).to_json(g)
+    code, out, err = run(capsys, "run", g, "--slot-solver", "exact", "--time-limit", "inf")
+    assert code == 0 and "verified True" in out, err
+
+
+# -- --module: anything but an importable module that registers experiments is one line --------------------
+
+
+@pytest.mark.parametrize(("module", "source", "message"), [
+    ("../../etc/passwd", None, "--module ../../etc/passwd: a file path; expected a dotted module name"),
+    ("co42_specs.py", None, "--module co42_specs.py: a file path; expected a dotted module name"),
+    ("", None, "--module '': an empty name; expected a dotted module name"),
+    (" co42", None, "--module ' co42': not a dotted module name"),
+    ("co42..x", None, "--module co42..x: not a dotted module name"),
+    ("co42_missing", None, "--module co42_missing: cannot import it (no module 'co42_missing' on the path"),
+    ("co42_nothing", "x = 1\n", "--module co42_nothing: it imports but registers no experiment"),
+    ("json", None, "--module json: it imports but registers no experiment"),
+    ("co42_raises", "raise ValueError('no\\nluck')\n",
+     "--module co42_raises: importing it raised ValueError: no luck"),  # on one line
+    ("co42_exits", "import sys\nsys.exit(3)\n", "--module co42_exits: importing it raised SystemExit: 3"),
+    ("co42_syntax", "def f(:\n", "--module co42_syntax: importing it raised SyntaxError: "),
+    ("co42_dep", "import co42_no_such_dependency\n",
+     "--module co42_dep: importing it raised ModuleNotFoundError: No module named 'co42_no_such_dependency'"),
+])
+def test_bad_modules_are_one_line_saying_which(capsys, tmp_path, monkeypatch, module, source, message):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the command puts the current directory first
+    if source is not None:
+        (tmp_path / f"{module}.py").write_text(source)
+    line = one_line(*run(capsys, "experiment", "list", "--module", module))
+    assert line.startswith(f"error: {message}"), line
 
 
 # -- an output that is an input is refused before anything runs -----------------------------------------

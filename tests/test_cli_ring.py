@@ -180,7 +180,7 @@ GEN = ["generate", "ring", "--n", "16", "--servers", "4", "--requests", "10", "-
     ([*GEN, "--pattern", "hit-the-cut", "--against", "static-best"], "needs an online policy"),
     ([*GEN, "--pattern", "hit-the-cut", "--against", "never", "--epsilon", "0.1"], "has no parameter 'epsilon'"),
     (["generate", "ring", "--n", "16", "--servers", "4", "--requests", "-3", "-o", "{d}/x.json"],
-     "requests = -3; expected >= 0"),
+     "requests = -3; expected an integer in 0..100000000"),
     (["generate", "ring", "--n", "16", "--servers", "4", "--requests", "-3", "--pattern", "hit-the-cut",
       "--against", "never", "-o", "{d}/x.json"], "requests = -3; expected >= 0"),
     ([*GEN, "--step", "3"], "--step is for --pattern moving-hotspot, not uniform"),
@@ -194,7 +194,7 @@ GEN = ["generate", "ring", "--n", "16", "--servers", "4", "--requests", "10", "-
     (["run", "{f}", "--policy", "greedy", "--epsilon", "-0.1"], "epsilon = -0.1"),
     (["run", "{d}/missing.json", "--policy", "never"], "no such instance file"),
     (["run", "{f}", "--policy", "dynamic", "--rate", "1"], "rate = 1.0 is a parameter of mts='mix'"),
-    (["run", "{f}", "--policy", "dynamic-mix", "--rate", "0"], "rate = 0.0; expected a finite number > 0"),
+    (["run", "{f}", "--policy", "dynamic-mix", "--rate", "0"], "--rate = 0; expected a finite number > 0"),
     (["run", "{f}", "--policy", "never", "--rate", "1"], "has no parameter 'rate'"),
 ])
 def test_bad_input_is_one_line(tmp_path, capsys, small, args, match):

@@ -26,11 +26,12 @@ import math
 import os
 import re
 import reprlib
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, BinaryIO, ClassVar
 
 import numpy as np
 
@@ -39,6 +40,7 @@ __all__ = [
     "INSTANCE_KINDS",
     "INT_LIMIT",
     "MAX_DEPTH",
+    "MAX_FILE_BYTES",
     "Instance",
     "InstanceError",
     "as_number_array",
@@ -48,6 +50,8 @@ __all__ = [
     "check_string",
     "first_repeat",
     "load_instance",
+    "open_regular_file",
+    "read_regular_file",
     "shown",
     "write_bytes_atomic",
     "write_text_atomic",
@@ -710,6 +714,86 @@ def _deep_place(text: str) -> str:
     return where or "instance"
 
 
+#: Largest instance or trace file read (bytes): 1 GiB.  The largest files the package writes or
+#: reads are tens of MB (a 2000-coflow instance is 13 MB, the public coflow and GPU traces a few MB),
+#: and a JSON or trace file takes 3.4 to 4.4 times its size in memory once parsed (measured on a broker
+#: and a coflow instance), so a 1 GiB file already needs some 4.5 GB: a larger one is refused at once
+#: rather than after minutes of reading, or a ``MemoryError``.
+MAX_FILE_BYTES = 2**30
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
+
+
+def open_regular_file(path: str | Path, *, where: str, limit: int = MAX_FILE_BYTES,
+                      why: str = "MAX_FILE_BYTES = 2**30") -> BinaryIO:
+    """``path`` open for binary reading, when it is a regular file (a link to one is followed) of at
+    most ``limit`` bytes; else :class:`InstanceError` naming ``where``, the path and what it is.
+
+    Nothing is read from anything else: the file is opened with ``O_NONBLOCK`` (opening a FIFO for
+    reading would otherwise wait for a writer, for ever) and what it is comes from ``fstat`` of the
+    open file, so no other file can take its place between the check and the read.  A FIFO, a
+    socket, a device (``/dev/zero`` never ends) or a folder is refused, and so is a file larger than
+    ``limit`` (``why`` names the limit in the message), before a byte is read.
+
+    Raises
+    ------
+    FileNotFoundError
+        No such file (each caller words it).
+    InstanceError
+        Not a regular file, larger than ``limit``, or not readable (permission, a loop of links).
+
+    Examples
+    --------
+    >>> open_regular_file("/dev/null", where="instance file")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    clusteropt.instances.base.InstanceError: instance file = '/dev/null'; expected a regular file, not a char...
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise
+    except OSError as exc:  # no permission, a socket (ENXIO), a loop of links
+        raise InstanceError(where, str(path), f"a readable file ({exc.strerror or exc})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = next((name for test, name in _KINDS if test(info.st_mode)), "a special file")
+            raise InstanceError(where, str(path), f"a regular file, not {kind}")
+        if info.st_size > limit:
+            raise InstanceError(where, str(path),
+                                f"a file of at most {limit} bytes ({why}); it has {info.st_size}")
+        return open(fd, "rb")  # builtin open of the descriptor: the caller closes it
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular_file(path: str | Path, *, where: str, limit: int = MAX_FILE_BYTES,
+                      why: str = "MAX_FILE_BYTES = 2**30") -> bytes:
+    """The bytes of the regular file ``path``, refused as :func:`open_regular_file` refuses it.
+
+    The file is read in one call of its size; a file that grows while it is read, or one whose size
+    the system does not report (``/proc``), is read on to at most ``limit + 1`` bytes and refused
+    at the limit too.
+    """
+    with open_regular_file(path, where=where, limit=limit, why=why) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        parts = [fh.read(size + 1)]  # no more memory than the file needs (read(limit) would take a GiB)
+        total = len(parts[0])
+        while size < total <= limit:
+            more = fh.read(min(2**20, limit + 1 - total))
+            if not more:
+                break
+            parts.append(more)
+            total += len(more)
+    data = b"".join(parts)
+    if len(data) > limit:
+        raise InstanceError(where, str(path), f"a file of at most {limit} bytes ({why}); it has more")
+    return data
+
+
 def load_instance(path: str | Path) -> Instance:
     """Read an instance file of any registered kind.
 
@@ -718,7 +802,9 @@ def load_instance(path: str | Path) -> Instance:
     InstanceError
         The file is not UTF-8 JSON, repeats a key in an object, nests deeper than
         :data:`MAX_DEPTH`, has no / an unknown ``kind``, or a field is bad (the message names
-        the field and index), or cannot be read (a folder, no permission).  Nothing else.
+        the field and index), or cannot be read (a folder, no permission), or is no regular file
+        (a FIFO, a device: refused before anything is read from it) or larger than
+        :data:`MAX_FILE_BYTES` (:func:`read_regular_file`).  Nothing else.
     FileNotFoundError
         No such file.
 
@@ -735,12 +821,7 @@ def load_instance(path: str | Path) -> Instance:
     import clusteropt.instances  # noqa: F401  (registers every kind)
 
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise
-    except OSError as exc:  # a folder, no permission, ...
-        raise InstanceError(str(path), exc.strerror or str(exc), "a readable instance file") from None
+    raw = read_regular_file(path, where="instance file")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -20,7 +20,10 @@ file holds: files are decoded as UTF-8 (a leading byte-order mark is accepted, i
 reported with their offset and line), CSV syntax errors (such as a field longer than
 ``csv.field_size_limit()``) are reported with their line, and every number read is range-checked
 *before* anything is sized by it.  The limits of this reader are :data:`MAX_PORTS`,
-:data:`MAX_FLOWS` and :data:`MAX_INT`.
+:data:`MAX_FLOWS` and :data:`MAX_INT`.  A path that is no regular file (a FIFO, a device such as
+``/dev/zero``, a folder) or a file larger than :data:`~clusteropt.instances.base.MAX_FILE_BYTES` is
+refused before anything is read from it, with an :class:`~clusteropt.instances.base.InstanceError`
+naming the file (:func:`~clusteropt.instances.base.read_regular_file`).
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from clusteropt.instances.base import InstanceError
+from clusteropt.instances.base import InstanceError, read_regular_file
 from clusteropt.instances.coflow import CoflowInstance
 
 __all__ = ["MAX_FLOWS", "MAX_INT", "MAX_PORTS", "TraceError", "read_coflow_benchmark"]
@@ -88,9 +91,10 @@ def _read_text(path: Path) -> str:
     """The whole file decoded as UTF-8 (a leading byte-order mark dropped), or one :class:`TraceError`.
 
     The error names the byte offset and the line (lines end at ``\\n``, ``\\r\\n`` or ``\\r``) of the
-    first byte that is not UTF-8.
+    first byte that is not UTF-8.  A FIFO, a device or an oversized file is refused unread
+    (:func:`~clusteropt.instances.base.read_regular_file`).
     """
-    raw = path.read_bytes()
+    raw = read_regular_file(path, where="trace file")
     skip = len(codecs.BOM_UTF8) if raw.startswith(codecs.BOM_UTF8) else 0
     try:
         return raw[skip:].decode("utf-8")

@@ -12,6 +12,12 @@ file (format 1.0: a header then the raw little-endian ``int64`` array; readable 
 with ``allow_pickle=False``, or by hand from its documented header).  The JSON then holds
 ``"requests": {"npy": "<file name>", "count": T, "sha256": "<hex of the .npy file>"}`` and
 :func:`~clusteropt.instances.load_instance` (or :meth:`RingInstance.read`) checks count and hash.
+Before a byte of data is read, the count is checked against :data:`MAX_REQUESTS`, the file is
+checked to be a regular file (a FIFO or a device such as ``/dev/zero`` is refused, unread) no
+larger than the count allows, its header (``numpy.lib.format``) to describe a 1-d integer array of
+``count`` entries, and its size to be the one that header implies; any other file is refused with
+an :class:`~clusteropt.instances.base.InstanceError` naming ``requests.npy`` (or ``requests.count``)
+and the path, e.g. ``requests.npy = '.../r.requests.npy'; expected a regular file, not a FIFO (named pipe)``.
 
 Generators (:func:`random_ring`) draw request sequences with a seed: ``uniform``, ``hotspot``,
 ``moving-hotspot``, ``zipf`` and ``phases``.  The ``hit-the-cut`` sequence is built *against* a
@@ -25,9 +31,10 @@ import hashlib
 import io
 import json
 import math
+import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -38,17 +45,24 @@ from clusteropt.instances.base import (
     check_int,
     check_number,
     check_string,
+    open_regular_file,
     shown,
     write_bytes_atomic,
     write_text_atomic,
 )
 
-__all__ = ["INLINE_REQUESTS", "MAX_PROCESSES", "PATTERNS", "RingInstance", "contiguous_assignment", "random_ring"]
+__all__ = ["INLINE_REQUESTS", "MAX_PROCESSES", "MAX_REQUESTS", "PATTERNS", "RingInstance", "contiguous_assignment",
+           "random_ring"]
 
 #: Longest request sequence written inline in the JSON; longer ones go to a ``.npy`` file beside it.
 INLINE_REQUESTS = 10_000
 #: Most processes of a ring (the default initial assignment holds one int64 per process).
 MAX_PROCESSES = 2**24
+#: Most requests of a ring instance: 10**8, a hundred times the package's ring benchmark (10**6
+#: requests, ``benchmarks/ring_online.py``).  Its ``.npy`` file is 800 MB of int64 and reading it peaks
+#: near 1 GB; the online policies serve 0.4 to 22 microseconds a request there, so 10**8 requests
+#: already take 40 s to 37 minutes a run.  A request file is checked against this before it is read.
+MAX_REQUESTS = 10**8
 #: The request patterns of :func:`random_ring`.
 PATTERNS = ("uniform", "hotspot", "moving-hotspot", "zipf", "phases")
 
@@ -97,7 +111,8 @@ class RingInstance(Instance):
     servers : int
         ``l``, the number of servers (>= 1); ``n`` must be a multiple of it.
     requests : int array (T,)
-        Ring edge ids in ``0..n-1``; edge ``e`` is the pair ``(e, e + 1 mod n)``.
+        Ring edge ids in ``0..n-1``; edge ``e`` is the pair ``(e, e + 1 mod n)``.  At most
+        :data:`MAX_REQUESTS` = ``10**8`` of them.
     initial : int array (n,), optional
         Server of each process before the first request; at most ``k`` per server.  Default:
         contiguous arcs (:func:`contiguous_assignment`).
@@ -145,6 +160,8 @@ class RingInstance(Instance):
             raise InstanceError("n", n, f"a multiple of servers = {servers} (capacity k = n / servers)")
         k = n // servers
         set_("requests", _int_vector("requests", self.requests, 0, n - 1, "an edge id"))
+        if self.requests.size > MAX_REQUESTS:
+            raise InstanceError("requests.shape[0]", self.requests.size, "at most MAX_REQUESTS = 10**8 requests")
         if self.initial is None:
             initial = contiguous_assignment(n, servers)
             initial.setflags(write=False)
@@ -252,6 +269,15 @@ class RingInstance(Instance):
 
 
 def _read_npy_ref(ref: Mapping[str, Any], base_dir: str | Path | None) -> np.ndarray:
+    """The requests of a ``{"npy": file, "count": T, "sha256": hex}`` reference, checked before read.
+
+    In this order, so that a hostile file is refused in a moment and nothing is read that the
+    instance does not declare: the declared ``count`` against :data:`MAX_REQUESTS`; the path (a
+    regular file, not a FIFO or device: :func:`~clusteropt.instances.base.open_regular_file`) and
+    its size against the declared count; the ``.npy`` header (format 1.0 or 2.0, read with
+    ``numpy.lib.format``) for a 1-d integer array of ``count`` entries; the file size against the
+    size the header implies (no truncated or padded file); only then the data, and its SHA-256.
+    """
     unknown = sorted(set(ref) - {"npy", "count", "sha256"}, key=str)
     if unknown or not isinstance(ref.get("npy"), str):
         raise InstanceError("requests", shown(dict(ref)),
@@ -263,24 +289,72 @@ def _read_npy_ref(ref: Mapping[str, Any], base_dir: str | Path | None) -> np.nda
     if Path(name).name != name or name in ("", ".", "..") or "\0" in name:
         raise InstanceError("requests.npy", shown(name), "a plain file name in the JSON file's folder")
     path = Path(base_dir) / name
+    count = ref.get("count")
+    declared = int(count) if isinstance(count, int | np.integer) and not isinstance(count, bool) else None
+    if declared is not None and not 0 <= declared <= MAX_REQUESTS:
+        raise InstanceError("requests.count", shown(count), f"a number of requests in 0..{MAX_REQUESTS} "
+                            "(MAX_REQUESTS = 10**8)")
+    most = MAX_REQUESTS if declared is None else declared
     try:
-        blob = path.read_bytes()
-    except OSError:  # missing, a folder, unreadable
+        fh = open_regular_file(path, where="requests.npy", limit=_NPY_HEADER_MAX + 8 * most,
+                               why=("MAX_REQUESTS = 10**8" if declared is None else f"requests.count = {most}")
+                               + " int64 requests and a .npy header")
+    except FileNotFoundError:
         raise InstanceError("requests.npy", str(path), "an existing .npy file beside the JSON") from None
+    with fh:
+        shape, dtype, offset = _npy_header(fh, path)
+        if len(shape) != 1:
+            raise InstanceError("requests.npy shape", shape, f"a 1-d array of edge ids ({path})")
+        size = shape[0]
+        if "count" in ref and size != declared:
+            raise InstanceError("requests.count", shown(count), f"the {size} entries of {path}")
+        if size > MAX_REQUESTS:
+            raise InstanceError("requests.npy shape", shape, f"at most MAX_REQUESTS = 10**8 requests ({path})")
+        expected = offset + size * dtype.itemsize
+        actual = os.fstat(fh.fileno()).st_size
+        if actual != expected:
+            raise InstanceError("requests.npy", str(path), f"{expected} bytes: a {offset}-byte header and {size} "
+                                f"entries of {dtype.itemsize} bytes ({dtype}); the file has {actual} "
+                                f"(truncated or padded)")
+        fh.seek(0)
+        blob = fh.read(expected)
+    if len(blob) != expected:  # it shrank while read
+        raise InstanceError("requests.npy", str(path), f"{expected} bytes; {len(blob)} could be read")
     if "sha256" in ref and hashlib.sha256(blob).hexdigest() != ref["sha256"]:
         raise InstanceError("requests.sha256", shown(ref["sha256"]),
                             f"the SHA-256 of {path} (the file was changed)")
-    try:
-        arr = np.load(io.BytesIO(blob), allow_pickle=False)
-    except (ValueError, OSError, EOFError) as exc:
-        raise InstanceError("requests.npy", str(path), f"a NumPy .npy file of integers ({exc})") from None
-    if not isinstance(arr, np.ndarray):  # an .npz archive
+    return np.frombuffer(blob, dtype=dtype, count=size, offset=offset)
+
+
+#: Most bytes before the data of a ``.npy`` file this reader takes: the 8-byte magic string and
+#: version, the header length (2 bytes in format 1.0, 4 in 2.0) and ``numpy.lib.format``'s
+#: ``max_header_size`` of 10000 bytes (a 1-d integer array's header has some 70).
+_NPY_HEADER_MAX = 8 + 4 + 10_000
+
+
+def _npy_header(fh: BinaryIO, path: Path) -> tuple[tuple[int, ...], np.dtype, int]:
+    """``(shape, dtype, data offset)`` from the header of the ``.npy`` file open at ``fh``.
+
+    The dtype must be an integer one (no objects: nothing is unpickled, whatever the file says).
+    """
+    if fh.read(4) == b"PK\x03\x04":  # the zip archive of np.savez
         raise InstanceError("requests.npy", str(path), "a NumPy .npy file of integers (not an .npz archive)")
-    if arr.dtype.kind not in "iu":
-        raise InstanceError("requests.npy dtype", str(arr.dtype), "an integer dtype")
-    if "count" in ref and (isinstance(ref["count"], bool) or arr.size != ref["count"]):
-        raise InstanceError("requests.count", shown(ref["count"]), f"the {arr.size} entries of {path}")
-    return arr
+    fh.seek(0)
+    fmt = np.lib.format
+    try:
+        version = fmt.read_magic(fh)
+        if version == (1, 0):
+            shape, _, dtype = fmt.read_array_header_1_0(fh)
+        elif version == (2, 0):
+            shape, _, dtype = fmt.read_array_header_2_0(fh)
+        else:
+            raise ValueError(f"format version {version[0]}.{version[1]}; this reader takes 1.0 and 2.0 "
+                             "(3.0 only differs for non-Latin-1 field names, which an integer array has not)")
+    except (ValueError, OSError, EOFError, SyntaxError) as exc:
+        raise InstanceError("requests.npy", str(path), f"a NumPy .npy file of integers ({exc})") from None
+    if dtype.kind not in "iu":
+        raise InstanceError("requests.npy dtype", str(dtype), "an integer dtype")
+    return tuple(int(d) for d in shape), dtype, fh.tell()
 
 
 # -- generators ----------------------------------------------------------------------------------
@@ -333,7 +407,7 @@ def random_ring(
     if n % servers:
         raise InstanceError("n", n, f"a multiple of servers = {servers}")
     k = n // servers
-    T = _int_field("requests", requests, 0)
+    T = _int_field("requests", requests, 0, MAX_REQUESTS)  # before anything is drawn
     if pattern not in PATTERNS:
         raise InstanceError("pattern", pattern, f"one of {', '.join(PATTERNS)}")
     width = k if width is None else _int_field("width", width, 1, n)

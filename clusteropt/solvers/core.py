@@ -8,6 +8,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from clusteropt.instances.base import shown
 from clusteropt.models.cvxpy_model import CvxpyModel
 from clusteropt.solvers.registry import (
     Capability,
@@ -73,13 +76,39 @@ def problem_class(model: Any, backend: str) -> str:
     return "QP" if degree is None or degree > 1 else "LP"
 
 
+def _real(value: Any) -> float:
+    """``value`` as a float when it is a real number (not a boolean or a string), else nan."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.integer | np.floating):
+        return math.nan
+    try:
+        return float(value)
+    except OverflowError:  # an int beyond float range
+        return math.inf if value > 0 else -math.inf
+
+
 def _check_numbers(time_limit, mip_gap, threads) -> None:
-    if time_limit is not None and not (time_limit > 0 and math.isfinite(time_limit)):
-        raise ValueError(f"time_limit = {time_limit!r}; expected a positive number of seconds")
-    if mip_gap is not None and not (0 <= mip_gap < 1):
-        raise ValueError(f"mip_gap = {mip_gap!r}; expected a relative gap in [0, 1)")
-    if threads is not None and (int(threads) != threads or threads < 1):
-        raise ValueError(f"threads = {threads!r}; expected a positive integer")
+    """A ``ValueError`` naming the first of the common options that is set but not a number in its
+    range: a finite ``time_limit > 0``, ``0 <= mip_gap < 1``, an integral ``threads >= 1``.  nan,
+    inf, booleans and strings are refused (no solver is handed a nan limit).
+
+    >>> _check_numbers(10, 1e-4, 2)
+    >>> _check_numbers(float("nan"), None, None)
+    Traceback (most recent call last):
+    ...
+    ValueError: time_limit = nan; expected a positive number of seconds
+    >>> _check_numbers(None, None, float("inf"))
+    Traceback (most recent call last):
+    ...
+    ValueError: threads = inf; expected a positive integer
+    """
+    t = _real(time_limit)
+    if time_limit is not None and not (math.isfinite(t) and t > 0):
+        raise ValueError(f"time_limit = {shown(time_limit)!r}; expected a positive number of seconds")
+    if mip_gap is not None and not 0 <= _real(mip_gap) < 1:
+        raise ValueError(f"mip_gap = {shown(mip_gap)!r}; expected a relative gap in [0, 1)")
+    n = _real(threads)
+    if threads is not None and not (math.isfinite(n) and n.is_integer() and n >= 1):
+        raise ValueError(f"threads = {shown(threads)!r}; expected a positive integer")
 
 
 #: Environment variable giving the thread count of solves that do not pass ``threads``; the

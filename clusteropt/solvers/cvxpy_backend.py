@@ -6,9 +6,17 @@ fallback).  CVXPY reports every user limit as ``user_limit`` and SCIP's time lim
 need not be feasible (HiGHS stopped mid-simplex, Clarabel or SCS mid-iteration).  Such a point
 counts as a solution (``FEASIBLE``) only when it passes :func:`max_violation` at the solver's
 feasibility tolerance (:data:`FEASIBILITY_TOL`); otherwise the result has no solution and says
-``TIME_LIMIT`` (a time limit was set) or ``UNKNOWN``.  Three more corrections of CVXPY's
-statuses: SCIP's time limit without an incumbent, which CVXPY raises as a solver error, is
-``TIME_LIMIT`` when the solve ran for the whole limit; the "unbounded" of the conic solvers
+``TIME_LIMIT`` (a time limit was set) or ``UNKNOWN``.  Every point is measured, a certified
+optimal one too (a warning when it exceeds the tolerance): the result carries the measured
+``max_violation`` and the ``feasibility_tol`` it was checked against, and its summary line says
+``max violation 2.65e-05 (tolerance 1e-04)``.
+
+SCIP goes through CVXPY's three documented steps with SCIP's own status read in between
+(:func:`_solve_scip`), because CVXPY 1.9's SCIP interface mishandles its limits: the node and gap
+limits without an incumbent raised ``KeyError: 'value'`` out of ``solve``, the solution and
+stall-node limits dropped SCIP's incumbent as a solver error.  A SCIP limit without a point is
+``TIME_LIMIT`` or ``ITERATION_LIMIT`` (:data:`SCIP_LIMITS`), with one it is checked like any
+uncertified point.  One more correction: the "unbounded" of the conic solvers
 (:data:`RAY_ONLY`) rests on a primal ray alone and is reported ``INFEASIBLE_OR_UNBOUNDED``.
 Dual bounds of MILPs are read from the native solver statistics through :data:`BOUND_READERS`.
 """
@@ -54,15 +62,27 @@ CVXPY_STATUS: dict[str, Termination] = {
 
 
 FEASIBILITY_TOL: dict[str, float] = {"SCS": 1e-4}
-"""Native name -> tolerance of :func:`max_violation` for a point the solver does not certify;
-``DEFAULT_FEASIBILITY_TOL`` for the others.  HiGHS, SCIP and Gurobi accept a primal
-infeasibility of 1e-7 .. 1e-6 and Clarabel stops at 1e-8 (on its scaled problem); SCS stops at
-``eps_abs = eps_rel = 1e-4``."""
+"""Native name -> tolerance of :func:`max_violation` for a point the solver does not certify (and
+the one every CVXPY result reports its measured violation against); ``DEFAULT_FEASIBILITY_TOL``
+for the others.  HiGHS, SCIP and Gurobi accept a primal infeasibility of 1e-7 .. 1e-6 and
+Clarabel stops at 1e-8 (on its scaled problem); SCS stops at ``eps_abs = eps_rel = 1e-4``."""
 
 DEFAULT_FEASIBILITY_TOL = 1e-6
 
 INTEGRALITY_TOL = 1e-5
 """Largest distance of an integer variable's value from an integer in an accepted point."""
+
+SCIP_LIMITS: dict[str, Termination] = {
+    "timelimit": Termination.TIME_LIMIT,
+    **{status: Termination.ITERATION_LIMIT for status in (
+        "nodelimit", "totalnodelimit", "stallnodelimit", "gaplimit", "sollimit", "bestsollimit", "restartlimit")},
+}
+"""SCIP's ``getStatus()`` for a user limit -> the termination of a stop there without a point (SCIP's
+``SCIP_STATUS``: the time limit, and the work limits ``limits/nodes``, ``totalnodes``, ``stallnodes``,
+``gap``, ``solutions``, ``bestsol``, ``restarts``); any other status without a point (``memlimit``,
+``userinterrupt``, ``unknown``) is ``ERROR``, and so is a status CVXPY's SCIP interface cannot read
+(the primal and dual limits, whose point it loses).  With a point, every limit is checked like any
+uncertified point and is ``FEASIBLE`` when it passes."""
 
 RAY_ONLY = frozenset({"SCS", "CLARABEL"})
 """Conic solvers whose "unbounded" is a certificate of dual infeasibility (a primal ray) only: it
@@ -257,19 +277,25 @@ def solve_cvxpy(
         native_options = {**native_options, "canon_backend": cp.SCIPY_CANON_BACKEND}
     native_options = _unclash(native_options, route.native, spec.name)
     start = time.perf_counter()
+    scip: str | None = None  # SCIP's own status, read between CVXPY's steps
     try:
         with warnings.catch_warnings():
             # CVXPY's "Solution may be inaccurate": such points are checked below instead
             warnings.filterwarnings("ignore", message="Solution may be inaccurate")
-            problem.solve(solver=route.native, verbose=tee, **native_options)
-        status = problem.status
+            if route.native == cp.SCIP:
+                status, scip = _solve_scip(problem, native_options, tee)
+            else:
+                problem.solve(solver=route.native, verbose=tee, **native_options)
+                status = problem.status
     except cp.SolverError as exc:
         if "cannot solve" in str(exc):
             raise UnsuitableSolverError(f"{spec.name} cannot take this problem: {exc}") from exc
         log.warning("%s failed on the CVXPY problem: %s", spec.name, exc)
         status = cp.SOLVER_ERROR
     total = time.perf_counter() - start
-    stats = problem.solver_stats
+    unpacked = status not in (cp.SOLVER_ERROR, _NO_POINT, _UNREADABLE)
+    # a solve CVXPY did not unpack leaves the previous solve's statistics (and values) in the problem
+    stats = problem.solver_stats if unpacked else None
     solve_s = stats.solve_time if stats is not None and stats.solve_time is not None else None
     build_s = problem.compilation_time or 0.0
     if solve_s is None:
@@ -281,25 +307,39 @@ def solve_cvxpy(
         raw["status"] = f"{status} (scip: {stats.extra_stats['scip_status']})"
     if status == cp.UNBOUNDED and route.native in RAY_ONLY:
         term = Termination.INFEASIBLE_OR_UNBOUNDED
+    if status == _NO_POINT:
+        term = SCIP_LIMITS.get(scip or "", Termination.ERROR)
+        raw["status"] = f"{scip} (scip), without a point"
+    elif status == _UNREADABLE:
+        term = Termination.ERROR
+        raw["status"] = (f"{scip} (scip): a status CVXPY's SCIP interface cannot read; its point, if any, is "
+                         "lost (drop the limit that ends so)")
     if status == cp.SOLVER_ERROR and time_limit is not None and total >= time_limit:
-        # CVXPY raises SCIP's "timelimit" without an incumbent as a solver error (scip_conif)
+        # a solver error after the whole time limit: the limit without a point (CVXPY raised it)
         term = Termination.TIME_LIMIT
         raw["status"] = f"{status} (after {total:.3g} s of a {time_limit:g} s time limit)"
-    has_solution = status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE, cp.USER_LIMIT) and all(
+    has_solution = unpacked and status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE, cp.USER_LIMIT) and all(
         v.value is not None for v in named.values()
     )
-    if has_solution and status != cp.OPTIMAL:
-        # an uncertified point: a solution only if it is feasible at the solver's tolerance
+    tol: float | None = None
+    violation: float | None = None
+    if has_solution:
+        # every point is measured (the summary shows it); an uncertified one is a solution only if it
+        # is feasible at the solver's tolerance
         tol = FEASIBILITY_TOL.get(route.native, DEFAULT_FEASIBILITY_TOL)
         names = ({c.id: name for name in model.constraints for c in model.constraint_list(name)}
                  if isinstance(model, CvxpyModel) else None)
         violation, where = max_violation(problem, names)
         raw["max_violation"] = violation
-        if violation > tol:
+        if violation > tol and status == cp.OPTIMAL:
+            log.warning("%s reports optimal at a point that violates %s by %.3g (scaled; tolerance %g)",
+                        spec.name, where or "a constraint", violation, tol)
+        elif violation > tol:
             log.warning("%s stopped (%s) at a point that violates %s by %.3g (scaled; tolerance %g): "
                         "not a solution", spec.name, status, where or "a constraint", violation, tol)
             has_solution = False
-            term = Termination.TIME_LIMIT if time_limit is not None else Termination.UNKNOWN
+            term = SCIP_LIMITS.get(scip or "", Termination.TIME_LIMIT if time_limit is not None
+                                   else Termination.UNKNOWN)
             raw["status"] = f"{raw['status']} (point rejected: violation {violation:.3g} > {tol:g})"
     objective = float(problem.value) if has_solution and problem.value is not None else None
     if objective is not None and not math.isfinite(objective):
@@ -323,7 +363,70 @@ def solve_cvxpy(
         build_seconds=float(build_s),
         solve_seconds=float(solve_s),
         raw=raw,
+        max_violation=violation,
+        feasibility_tol=tol,
     )
+
+
+#: ``status`` of a SCIP solve that stopped without a point, not unpacked into the problem.
+_NO_POINT = "no_point"
+#: ``status`` of a SCIP solve whose status CVXPY's SCIP interface has no entry for (nothing unpacked).
+_UNREADABLE = "unreadable_status"
+
+
+def _solve_scip(problem: cp.Problem, options: dict[str, Any], tee: bool) -> tuple[str, str | None]:
+    """``problem.solve(solver="SCIP", **options)`` as CVXPY's three documented steps
+    (``get_problem_data``, ``SolvingChain.solve_via_data``, ``unpack_results``), with SCIP's own
+    status read between the second and the third.  Returns ``(status, scip_status)``: CVXPY's
+    status after unpacking, or :data:`_NO_POINT` when SCIP stopped without a point, or
+    :data:`_UNREADABLE` (then nothing is unpacked: the problem keeps its earlier status and values,
+    as after a CVXPY solver error); ``scip_status`` is None when SCIP was not called (a problem
+    without variables).
+
+    Why: CVXPY 1.9's SCIP interface (``scip_conif``) maps SCIP's node, total-node and gap limits to
+    ``optimal_inaccurate`` whether or not SCIP holds a point, then reads the missing point's
+    objective (``KeyError: 'value'`` out of ``solve``); it maps the solution, stall-node and restart
+    limits to a solver error even when SCIP holds an incumbent (``Problem.solve`` then raises and
+    drops it); and it has no entry for SCIP's primal and dual limits (``KeyError: 'primallimit'``
+    from its status table, with the model and any point lost).  Here a point SCIP holds is
+    unpacked under ``user_limit`` (and checked like every uncertified point), a stop without one
+    is :data:`_NO_POINT`, and the KeyError of a status CVXPY's table lacks is caught only when it
+    is raised inside that interface.
+    """
+    for param in problem.parameters():
+        if param.value is None:  # as Problem.solve refuses it
+            raise cp.error.ParameterError(f"parameter {param.name()!r} has no value; give every Parameter a value "
+                                          "before solving")
+    opts = dict(options)
+    canon_backend = opts.pop("canon_backend", None)
+    warm_start = bool(opts.pop("warm_start", True))  # Problem.solve's default
+    data, chain, inverse = problem.get_problem_data(cp.SCIP, verbose=tee, canon_backend=canon_backend,
+                                                    solver_opts=dict(opts))
+    try:
+        solution = chain.solve_via_data(problem, data, warm_start, tee, dict(opts))
+    except KeyError as exc:
+        if not (exc.args and isinstance(exc.args[0], str) and _raised_in_scip_interface(exc)):
+            raise
+        return _UNREADABLE, exc.args[0]  # a SCIP status CVXPY's table lacks
+    if not isinstance(solution, dict):  # a chain that never reached SCIP (no variables: CVXPY evaluates it)
+        problem.unpack_results(solution, chain, inverse)
+        return problem.status, None
+    scip = str(solution.get("scip_status", "unknown"))
+    point = "primal" in solution
+    if not point and solution["status"] in (*cps.SOLUTION_PRESENT, *cps.ERROR):
+        return _NO_POINT, scip
+    if point and solution["status"] in cps.ERROR:
+        solution["status"] = cp.USER_LIMIT  # a limit that stopped SCIP at an incumbent
+    problem.unpack_results(solution, chain, inverse)
+    return problem.status, scip
+
+
+def _raised_in_scip_interface(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised in CVXPY's SCIP interface module (``scip_conif.py``) itself."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_code.co_filename.endswith("scip_conif.py")
 
 
 def _dual_bound(problem, native, stats, objective, term) -> float | None:

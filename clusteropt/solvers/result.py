@@ -160,6 +160,12 @@ class SolveResult:
         ``values`` (the model's own index: ``(job, slot, dc)``, ``(i, server)``, ...).  Read them
         with :meth:`labelled` or :meth:`series`; variables without labels (CVXPY, files) are
         labelled by array position.
+    max_violation, feasibility_tol : float or None
+        CVXPY results with a point: the largest scaled constraint violation the package measured
+        at it (:func:`clusteropt.solvers.cvxpy_backend.max_violation`) and the tolerance it was
+        checked against (:data:`~clusteropt.solvers.cvxpy_backend.FEASIBILITY_TOL`: SCS's 1e-4, else
+        1e-6); a point that is not certified optimal and exceeds it is no solution.  None for other
+        backends, and for CVXPY results without a point.
     """
 
     termination: Termination
@@ -174,6 +180,8 @@ class SolveResult:
     solve_seconds: float
     raw: Mapping[str, Any] = field(repr=False, compare=False)
     labels: Mapping[str, list] = field(default_factory=dict, repr=False, compare=False)
+    max_violation: float | None = field(default=None, compare=False)
+    feasibility_tol: float | None = field(default=None, compare=False)
 
     def __post_init__(self):
         object.__setattr__(self, "values", MappingProxyType(dict(self.values)))
@@ -226,16 +234,28 @@ class SolveResult:
         ...                 0.001, 0.002, {"status": "optimal"})
         >>> r.summary()
         'highs/pyomo: optimal, objective 2, bound 2, gap 0, build 0.001 s, solve 0.002 s'
+
+        A CVXPY result also says how far its point is from feasible, and the tolerance it was
+        checked against:
+
+        >>> SolveResult(Termination.OPTIMAL, True, 2.0, 2.0, 0.0, {}, "scs", "cvxpy", 0.001, 0.002, {},
+        ...             max_violation=2.65e-5, feasibility_tol=1e-4).summary()  # doctest: +ELLIPSIS
+        'scs/cvxpy: optimal, ..., solve 0.002 s, max violation 2.65e-05 (tolerance 1e-04)'
         """
 
         def fmt(v):
             return "-" if v is None else f"{v:.6g}"
 
-        return (
+        text = (
             f"{self.solver}/{self.backend}: {self.termination.value}, objective {fmt(self.objective)}, "
             f"bound {fmt(self.bound)}, gap {fmt(self.gap)}, build {self.build_seconds:.3g} s, "
             f"solve {self.solve_seconds:.3g} s"
         )
+        if self.max_violation is not None:
+            tol = "-" if self.feasibility_tol is None else np.format_float_scientific(
+                self.feasibility_tol, trim="-", exp_digits=2)
+            text += f", max violation {self.max_violation:.3g} (tolerance {tol})"
+        return text
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict: ``values`` as nested lists, ``labelled_values`` as rows
@@ -252,6 +272,10 @@ class SolveResult:
             "build_seconds": self.build_seconds,
             "solve_seconds": self.solve_seconds,
             "status": str(self.raw.get("status", "")),
+            # measured on CVXPY points only: absent elsewhere, so other results' JSON is as it was
+            # (inf, a variable without a finite value, is null: the file stays strict JSON)
+            **({"max_violation": self.max_violation if math.isfinite(self.max_violation) else None,
+                "feasibility_tol": self.feasibility_tol} if self.max_violation is not None else {}),
             "values": {k: np.asarray(v).tolist() for k, v in self.values.items()},
             "labelled_values": {k: [[*key, value] for key, value in self.labelled(k).items()]
                                 for k in self.values},

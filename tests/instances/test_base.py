@@ -404,7 +404,8 @@ def test_load_instance_missing_file(tmp_path):
 
 def test_load_instance_of_a_folder_is_an_instance_error(tmp_path):
     # BUG (issue 18): read_bytes() on a folder raised IsADirectoryError, not the one-line error.
-    with pytest.raises(InstanceError, match=rf"^{re.escape(str(tmp_path))} = .*; expected a readable instance"):
+    with pytest.raises(InstanceError, match=rf"^instance file = '{re.escape(str(tmp_path))}'; expected a regular "
+                                            r"file, not a folder$"):
         load_instance(tmp_path)
 
 

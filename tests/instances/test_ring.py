@@ -322,7 +322,8 @@ def test_zipf_is_skewed():
 @pytest.mark.parametrize(("kwargs", "match"), [
     ({"pattern": "nope"}, r"^pattern = 'nope'; expected one of uniform, hotspot"),
     ({"n": 30}, r"^n = 30; expected a multiple of servers = 4"),
-    ({"requests": -1}, r"^requests = -1; expected >= 0"),
+    ({"requests": -1}, r"^requests = -1; expected an integer in 0..100000000"),
+    ({"requests": 10**8 + 1}, r"^requests = 100000001; expected an integer in 0..100000000"),
     ({"hot": 1.5}, r"^hot = 1.5; expected a probability"),
     ({"width": 0}, r"^width = 0; expected an integer in 1..32"),
     ({"step": 0}, r"^step = 0; expected >= 1"),

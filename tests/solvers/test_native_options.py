@@ -47,3 +47,29 @@ def test_pyomo_and_cvxpy_solver_names_and_objects_are_taken(model):
         solve(model, object())
     with pytest.raises(UnknownSolverError, match="did you mean 'highs'"):
         get_spec("hihgs")
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("time_limit", float("nan"), "time_limit = nan; expected a positive number of seconds"),
+    ("time_limit", float("inf"), "time_limit = inf; expected a positive number of seconds"),
+    ("time_limit", "10", "time_limit = '10'; expected a positive number of seconds"),  # was a TypeError
+    ("time_limit", True, "time_limit = True; expected a positive number of seconds"),  # was 1 second
+    ("time_limit", 10**400, "time_limit = <an integer of 401 digits>; expected a positive number"),
+    ("mip_gap", float("nan"), "mip_gap = nan; expected a relative gap in [0, 1)"),
+    ("mip_gap", "0.1", "mip_gap = '0.1'; expected a relative gap in [0, 1)"),  # was a TypeError
+    ("threads", float("inf"), "threads = inf; expected a positive integer"),  # was an OverflowError
+    ("threads", float("nan"), "threads = nan; expected a positive integer"),
+    ("threads", "4", "threads = '4'; expected a positive integer"),  # was a TypeError
+    ("threads", True, "threads = True; expected a positive integer"),
+    ("threads", 2.5, "threads = 2.5; expected a positive integer"),
+])
+def test_the_common_options_refuse_what_is_not_a_number_in_range(model, option, value, message):
+    with pytest.raises(ValueError) as info:
+        solve(model, "highs", **{option: value})
+    assert type(info.value) is ValueError and str(info.value).startswith(message)
+
+
+def test_the_common_options_take_numpy_numbers_and_integral_floats(model):
+    import numpy as np
+
+    assert solve(model, "highs", time_limit=np.float64(30), mip_gap=np.float32(0.0), threads=1.0).is_optimal

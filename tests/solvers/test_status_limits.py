@@ -125,6 +125,78 @@ def test_a_ray_alone_is_infeasible_or_unbounded(solver):
 
 
 # ---------------------------------------------------------------------------------------------
+# SCIP's own limits through CVXPY (issue 42): the limit, and the incumbent when SCIP has one
+
+
+def multi_knapsack(n: int = 60, m: int = 10, seed: int = 0):
+    """A multi-dimensional knapsack SCIP does not close at its root node (it has an incumbent there)."""
+    rng = np.random.default_rng(seed)
+    W, v = rng.integers(1, 100, (m, n)), rng.integers(1, 100, n)
+    y = cp.Variable(n, boolean=True, name="y")
+    return cp.Problem(cp.Maximize(v @ y), [W @ y <= W.sum(1) // 2]), W, v
+
+
+needs_scip = pytest.mark.skipif("scip" not in CVXPY_SOLVERS, reason="scip is not installed")
+
+
+@needs_scip
+@pytest.mark.parametrize(("which", "limit", "termination", "scip_status"), [
+    ("market", {"limits/nodes": 1}, Termination.ITERATION_LIMIT, "nodelimit"),  # was KeyError: 'value'
+    ("market", {"limits/totalnodes": 1}, Termination.ITERATION_LIMIT, "totalnodelimit"),  # the same
+    ("market", {"limits/stallnodes": 1}, Termination.ITERATION_LIMIT, "stallnodelimit"),  # was ERROR
+    ("knapsack", {"limits/nodes": 1}, Termination.FEASIBLE, "nodelimit"),
+    ("knapsack", {"limits/solutions": 1}, Termination.FEASIBLE, "sollimit"),  # was ERROR, incumbent dropped
+])
+def test_scip_limits_through_cvxpy_give_the_limit_and_the_incumbent(which, limit, termination, scip_status):
+    prob, A, v = (market_split()[0], None, None) if which == "market" else multi_knapsack()
+    result = solve(prob, "scip", options={**limit, "limits/time": 60}, raise_on_nonoptimal=False)
+    assert result.termination is termination and scip_status in result.raw["status"], result.raw["status"]
+    if termination is Termination.FEASIBLE:
+        y = result.values["y"]
+        assert np.array_equal(y, np.round(y)) and set(np.unique(y)) <= {0.0, 1.0}
+        assert (A @ y <= A.sum(1) // 2).all() and result.objective == pytest.approx(float(v @ y))
+        assert result.bound >= result.objective - 1e-6 and result.max_violation == 0.0
+    else:
+        assert not result.has_solution and result.objective is None and result.values == {}
+
+
+@needs_scip
+def test_a_scip_status_cvxpy_cannot_read_is_an_error_that_says_so():
+    prob, _, _ = multi_knapsack(40, 5, seed=3)
+    first = solve(prob, "scip")
+    assert first.is_optimal and "scip: optimal" in first.raw["status"]
+    # SCIP stops at its primal limit, a status CVXPY 1.9's SCIP table lacks (was KeyError: 'primallimit')
+    result = solve(prob, "scip", options={"limits/primal": 1.0}, raise_on_nonoptimal=False)
+    assert result.termination is Termination.ERROR and not result.has_solution and result.values == {}
+    assert result.raw["status"].startswith("primallimit (scip): a status CVXPY's SCIP interface cannot read")
+    assert result.raw["native"] is None  # not the first solve's statistics, which the problem still holds
+
+
+# ---------------------------------------------------------------------------------------------
+# the measured violation and its tolerance are printed with every CVXPY result (issue 42)
+
+
+@pytest.mark.parametrize(("solver", "tolerance"), [(s, "1e-04" if s == "scs" else "1e-06") for s in LP_SOLVERS])
+def test_a_cvxpy_result_carries_its_measured_violation_and_tolerance(solver, tolerance):
+    prob, *_ = transport(20)
+    result = solve(prob, solver, raise_on_nonoptimal=False)
+    assert result.has_solution
+    assert result.max_violation == max_violation(prob)[0] and result.max_violation <= result.feasibility_tol
+    assert result.summary().endswith(f", max violation {result.max_violation:.3g} (tolerance {tolerance})")
+    data = result.to_dict()
+    assert data["max_violation"] == result.max_violation and data["feasibility_tol"] == float(tolerance)
+
+
+def test_results_of_other_backends_have_no_violation_fields():
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 4))
+    m.obj = pyo.Objective(expr=m.x, sense=pyo.maximize)
+    result = solve(m, "highs")
+    assert result.max_violation is None and "violation" not in result.summary()
+    assert "max_violation" not in result.to_dict()
+
+
+# ---------------------------------------------------------------------------------------------
 # the independent feasibility check itself
 
 
