@@ -162,7 +162,7 @@ def _load(path: str):
     from clusteropt.instances import load_instance
 
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():  # a FIFO, a device or a folder goes on: load_instance refuses it unread, in its words
         raise BadInput(f"no such instance file: {path}")
     try:
         return load_instance(p)

@@ -272,9 +272,13 @@ def test_missing_instance_file(capsys, tmp_path):
     assert line == f"error: no such instance file: {tmp_path / 'nope.json'}"
 
 
-def test_instance_path_is_a_directory(capsys, tmp_path):
+def test_instance_path_is_a_directory_or_a_fifo(capsys, tmp_path):
     line = assert_one_line_error(*run(capsys, "build", tmp_path, "--model", "worker-placement"))
-    assert "no such instance file" in line
+    assert "expected a regular file, not a folder" in line
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)  # never opened for reading: it would block for ever
+    line = assert_one_line_error(*run(capsys, "build", fifo, "--model", "worker-placement"))
+    assert "expected a regular file, not a FIFO (named pipe)" in line
 
 
 def test_malformed_json(capsys, tmp_path):
