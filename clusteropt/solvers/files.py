@@ -318,6 +318,7 @@ _MPS_SENSES = frozenset({"MAX", "MAXIMIZE", "MIN", "MINIMIZE"})
 _MPS_ROW_TYPES = frozenset("NELG")
 _BOUND_VALUED = frozenset({"UP", "LO", "FX", "LI", "UI", "SC"})  # type set column value
 _BOUND_BARE = frozenset({"FR", "MI", "PL", "BV"})  # type set column (BV: a value may follow)
+_BOUND_BIT = {kind: 1 << k for k, kind in enumerate(sorted(_BOUND_VALUED | _BOUND_BARE))}
 _BOUND_SIDE = {"UP": "upper", "UI": "upper", "SC": "upper", "LO": "lower", "LI": "lower"}  # FX, BV: finite
 _MARKERS = {"'INTORG'": True, "'INTEND'": False}
 
@@ -352,7 +353,8 @@ class _MpsCheck(_FileCheck):
         self.column_rows: set[str] = set()
         self.marker = 0  # line of an open INTORG marker
         self.vectors: dict[str, str] = {}  # RHS / RANGES / BOUNDS -> the set name its lines use
-        self.given: dict[str, set] = {"RHS": set(), "RANGES": set(), "BOUNDS": set(), "QUADOBJ": set()}
+        self.given: dict[str, set] = {"RHS": set(), "RANGES": set(), "QUADOBJ": set()}
+        self.bounds: dict[str, int] = {}  # column -> bit mask of its bound types (no tuple a bound)
 
     def lines(self, first: int, lines: list[str]) -> None:
         # The common line, one more entry of the current column, is checked here inline (the file's
@@ -546,9 +548,10 @@ class _MpsCheck(_FileCheck):
         col = rest[c]
         if col not in self.columns:
             raise self.fail(lineno, f"{kind} bound names column {col!r}, which COLUMNS does not declare")
-        if (kind, col) in self.given["BOUNDS"]:
+        mask, bit = self.bounds.get(col, 0), _BOUND_BIT[kind]
+        if mask & bit:
             raise self.fail(lineno, f"{kind} bound of column {col!r} given twice; expected each bound once")
-        self.given["BOUNDS"].add((kind, col))
+        self.bounds[col] = mask | bit
         if v is not None:
             self.number(lineno, rest[v], f"{kind} bound of column {col!r}", side=_BOUND_SIDE.get(kind, ""))
 

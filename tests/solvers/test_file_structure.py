@@ -217,6 +217,8 @@ MPS_DAMAGE = {
     "after-endata": (append(" x obj 1"), r"expected nothing after ENDATA \(line \d+\)"),
     "bound-unknown-column": (mps_bound("UP BOUND ghost 3"), r"UP bound names column 'ghost', which COLUMNS "
                              "does not"),
+    "bound-twice": (lambda lines: [mps_bound("UP BOUND {col} 3")(lines) for _ in range(2)],
+                    r"UP bound of column '.+' given twice; expected each bound once"),
     "bound-1e19": (mps_bound("UP BOUND {col} 1e19"), r"= 1e19; expected a bound of magnitude < 1e15, or >= 1e20"),
     "lower-bound-plus-infinity": (mps_bound("LO BOUND {col} 1e30"), r"= 1e30; expected a finite lower bound, or "
                                   "-inf"),
