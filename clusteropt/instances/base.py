@@ -9,6 +9,17 @@
   expected.  Integer fields are converted exactly (a JSON integer becomes an ``int64`` with no
   float detour; an integral float is accepted up to ``2**53``, where floats stop holding every
   integer) and must lie within ``+-2**62`` (:data:`INT_LIMIT`), so sums of a few stay in ``int64``.
+* Real-valued fields (prices, capacities, demands, bandwidths, weights, ...) have magnitude at most
+  :data:`MAX_MAGNITUDE` = ``1e7``.  Models use a field, or a product of two, as a coefficient;
+  HiGHS refuses a matrix entry of magnitude ``large_matrix_value`` = ``1e15`` or more, SCIP
+  treats values beyond ``numerics/hugeval`` = ``1e15`` as huge and both read ``1e20``
+  (``infinite_bound``, ``infinite_cost``, ``numerics/infinity``) as infinite: a field of ``1e16``
+  made HiGHS answer "objective 0" on a model SCIP solved to 183.2, one of ``1e20`` crashed SCIP.
+  ``1e7`` keeps a product of two fields at ``1e14``, a decade below ``1e15`` for the sums the
+  modelling layers merge, and keeps the round-off of a field times a variable of order one
+  (``1e7 * 2.2e-16``) below the feasibility tolerances (HiGHS ``primal_feasibility_tolerance``
+  ``1e-7``, SCIP ``numerics/feastol`` ``1e-6``), so a reported feasibility means something.
+  Integer fields (ids, slots, counts, units) keep their exactness limits instead.
 * Names (resources, ids, ...) are distinct; a repeat is reported with its index and the first one.
 * ``to_json()`` / ``from_json()`` round-trip through a dict holding ``"kind"`` and
   ``"schema_version"``; :func:`load_instance` reads any registered kind from a file.
@@ -41,6 +52,7 @@ __all__ = [
     "INT_LIMIT",
     "MAX_DEPTH",
     "MAX_FILE_BYTES",
+    "MAX_MAGNITUDE",
     "Instance",
     "InstanceError",
     "as_number_array",
@@ -146,6 +158,10 @@ INT_LIMIT = 2**62
 #: Largest magnitude of a float taken as an integer: float64 holds every integer up to ``2**53``
 #: and skips some above (``9007199254740993.0`` reads as ``...992``).
 FLOAT_INT_LIMIT = 2**53
+#: Largest magnitude of a real-valued field: products of two stay a decade below the solvers'
+#: ``1e15`` (HiGHS ``large_matrix_value``, SCIP ``numerics/hugeval``); see the module docstring.
+MAX_MAGNITUDE = 1e7
+_MAGNITUDE_TEXT = "of magnitude <= 1e7 (MAX_MAGNITUDE: solvers mishandle coefficients near 1e15)"
 #: Deepest nesting of lists and objects inside a field of an instance (arrays need at most 3).
 MAX_DEPTH = 32
 #: Integer literals longer than this are not parsed: no field takes a value above float's 1.8e308
@@ -255,8 +271,14 @@ def check_number(where: str, value: Any, *, low: float | None = None, high: floa
                  expected: str | None = None) -> float:
     """``value`` as a finite Python float in ``low .. high``, or :class:`InstanceError` naming ``where``.
 
+    The magnitude is at most :data:`MAX_MAGNITUDE` in any case.
+
     >>> check_number("alpha", 2, low=0)
     2.0
+    >>> check_number("alpha", 1e16, low=0)
+    Traceback (most recent call last):
+    ...
+    clusteropt.instances.base.InstanceError: alpha = 1e+16; expected a finite number >= 0, of magnitude <= 1e7 ...
     >>> check_number("alpha", "2", low=0)
     Traceback (most recent call last):
     ...
@@ -270,6 +292,8 @@ def check_number(where: str, value: Any, *, low: float | None = None, high: floa
     v = float(value)
     if not math.isfinite(v) or (low is not None and v < low) or (high is not None and v > high):
         raise InstanceError(where, shown(value), text)
+    if abs(v) > MAX_MAGNITUDE:
+        raise InstanceError(where, shown(value), f"{text}, {_MAGNITUDE_TEXT}")
     return v
 
 
@@ -434,9 +458,9 @@ def as_number_array(where: str, raw: Any, *, dtype: type = float, ndim: int | No
     """``raw`` as a new read-only float64 (or int64, for an integer ``dtype``) array, checked.
 
     Raises :class:`InstanceError` naming ``where`` (and the index) for an entry that is not a
-    number (booleans and strings are not), not finite, or, for integers, not integral or beyond
-    :data:`INT_LIMIT`; for a wrong number of dimensions; and for a size that differs from a
-    non-``None`` entry of ``shape``.
+    number (booleans and strings are not), not finite, beyond :data:`MAX_MAGNITUDE` (floats) or,
+    for integers, not integral or beyond :data:`INT_LIMIT`; for a wrong number of dimensions; and
+    for a size that differs from a non-``None`` entry of ``shape``.
 
     >>> as_number_array("ids", [2**60 + 1, 2**60], dtype=np.int64).tolist()   # exact, no float detour
     [1152921504606846977, 1152921504606846976]
@@ -444,6 +468,10 @@ def as_number_array(where: str, raw: Any, *, dtype: type = float, ndim: int | No
     Traceback (most recent call last):
     ...
     clusteropt.instances.base.InstanceError: weight[1] = True; expected a number (true / false is not one)
+    >>> as_number_array("p", [[1.0, 2.0], [3.0, 1e16]])
+    Traceback (most recent call last):
+    ...
+    clusteropt.instances.base.InstanceError: p[1, 1] = 1e+16; expected a finite number of magnitude <= 1e7 ...
     """
     integer = np.issubdtype(dtype, np.integer)
     if isinstance(raw, np.ndarray) and raw.dtype.kind in "iuf":
@@ -467,6 +495,8 @@ def as_number_array(where: str, raw: Any, *, dtype: type = float, ndim: int | No
         huge = (arr > INT_LIMIT) if arr.dtype.kind == "u" else (arr > INT_LIMIT) | (arr < -INT_LIMIT)
         _first_bad(where, arr, huge, "an integer of magnitude <= 2**62")
     out = np.array(arr, dtype=np.int64 if integer else np.float64)  # a copy: the caller's array stays theirs
+    if not integer:
+        _first_bad(where, out, np.abs(out) > MAX_MAGNITUDE, f"a finite number {_MAGNITUDE_TEXT}")
     out.setflags(write=False)
     return out
 

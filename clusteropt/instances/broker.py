@@ -47,7 +47,14 @@ from pathlib import Path
 
 import numpy as np
 
-from clusteropt.instances.base import FLOAT_INT_LIMIT, Instance, InstanceError, check_string, job_count
+from clusteropt.instances.base import (
+    FLOAT_INT_LIMIT,
+    MAX_MAGNITUDE,
+    Instance,
+    InstanceError,
+    check_string,
+    job_count,
+)
 from clusteropt.instances.coflow_trace import _NUMBER, TraceError
 from clusteropt.instances.gadget import bursty_arrivals
 from clusteropt.instances.gadget_trace import _csv_records, _rows
@@ -349,6 +356,9 @@ def read_prices_csv(path: str | Path, *, resources=None) -> BrokerPrices:
     * ``b``: the discounted unit price ``b_k^r``, ``0 <= b < a``;
     * ``threshold``: ``l_k^r`` >= 0, the amount above which ``b`` applies.
 
+    ``a``, ``b`` and ``threshold`` are at most :data:`~clusteropt.instances.base.MAX_MAGNITUDE`
+    (1e7), as every real-valued field of an instance.
+
     Every (dc, resource) pair appears exactly once.  Resources are ordered as ``resources`` when
     given (then the file must name exactly those), else by first appearance.  The file is read as
     UTF-8 (a byte-order mark is accepted); whatever it holds, the result is a table or one
@@ -390,13 +400,13 @@ def read_prices_csv(path: str | Path, *, resources=None) -> BrokerPrices:
             raise row.error("resource", name, "a resource name")
         if resources is not None and name not in order:
             raise row.error("resource", name, f"one of {list(order)}")
-        a = row.number("a")
+        a = row.number("a", most=MAX_MAGNITUDE)
         if a <= 0:
             raise row.error("a", row.row["a"].strip(), "> 0")
-        b = row.number("b")
+        b = row.number("b", most=MAX_MAGNITUDE)
         if not b < a:
             raise row.error("b", row.row["b"].strip(), f"< a = {a!r} (the discounted price)")
-        ell = row.number("threshold")
+        ell = row.number("threshold", most=MAX_MAGNITUDE)
         if (dc, name) in entries:
             raise row.error("dc, resource", f"{dc}, {name}", "a pair listed once")
         entries[dc, name] = (a, b, ell)
@@ -420,7 +430,8 @@ def read_transfer_costs_csv(path: str | Path) -> np.ndarray:
 
     Format: R lines of R comma-separated numbers, no header; line r (counting data lines from
     0) holds ``d^{r0}, ..., d^{r(R-1)}``.  Blank lines and lines starting with ``#`` are ignored.
-    Entries are finite and >= 0 and the diagonal is 0 (``d^{rr} = 0``, Sec. 3.1); R is at most
+    Entries are finite, in ``0 .. MAX_MAGNITUDE`` (1e7, :mod:`clusteropt.instances.base`) and the
+    diagonal is 0 (``d^{rr} = 0``, Sec. 3.1); R is at most
     :data:`MAX_DCS` = 10**6.  The file is read as UTF-8 (a byte-order mark is accepted).
 
     Raises
@@ -457,6 +468,9 @@ def read_transfer_costs_csv(path: str | Path) -> np.ndarray:
         for col, text in enumerate(c.strip() for c in cells):
             if not _NUMBER.fullmatch(text) or not math.isfinite(float(text)) or float(text) < 0:
                 raise TraceError(path, lineno, f"d[{r}, {col}]", text, "a finite number >= 0")
+            if float(text) > MAX_MAGNITUDE:
+                raise TraceError(path, lineno, f"d[{r}, {col}]", text, "a finite number in 0 .. 1e7 "
+                                 "(MAX_MAGNITUDE: solvers mishandle coefficients near 1e15)")
             values.append(float(text))
         if r < width and values[r] != 0:
             raise TraceError(path, lineno, f"d[{r}, {r}]", cells[r].strip(), "0 (d^{rr} = 0 on the diagonal)")

@@ -34,7 +34,9 @@ files are read as UTF-8 (a byte-order mark is accepted), CSV syntax errors such 
 than ``csv.field_size_limit()`` are reported with their line, and numbers are range-checked:
 
 * ``num_gpus`` / ``num_gpu`` at most :data:`MAX_GPUS` (10**6) per job;
-* the worker-slot limit ``F_i`` at most :data:`~clusteropt.instances.coflow_trace.MAX_INT` (2**53);
+* the worker-slot limit ``F_i`` at most :data:`~clusteropt.instances.base.MAX_MAGNITUDE` (1e7,
+  the magnitude rule of every real-valued field): a longer job needs a larger ``slot_seconds``;
+* a node's capacity (``cpu_milli / 1000``, ``memory_mib / 1024``) at most ``MAX_MAGNITUDE`` too;
 * without an explicit ``horizon``, the last arrival slot (which becomes ``T``) at most
   :data:`MAX_HORIZON` (10**6 slots): a single outlier time stamp would otherwise make a horizon of
   10**18 slots that no online run finishes.  The error names the line and time stamp; pass
@@ -53,6 +55,7 @@ from pathlib import Path
 
 import numpy as np
 
+from clusteropt.instances.base import MAX_MAGNITUDE
 from clusteropt.instances.coflow_trace import _NUMBER, MAX_INT, TraceError, _positive, _read_text, _snap
 from clusteropt.instances.gadget import (
     MAX_HORIZON,
@@ -118,8 +121,12 @@ class _Row:
     def error(self, what: str, value, expected: str) -> TraceError:
         return TraceError(self.path, self.lineno, what, value, expected)
 
-    def number(self, col: str, *, optional: bool = False) -> float | None:
-        """A finite number >= 0 from column ``col``; ``None`` for empty/NaN if ``optional``."""
+    def number(self, col: str, *, optional: bool = False, most: float = math.inf) -> float | None:
+        """A finite number in ``0 .. most`` from column ``col``; ``None`` for empty/NaN if ``optional``.
+
+        ``most`` is :data:`~clusteropt.instances.base.MAX_MAGNITUDE` for a column that becomes a
+        field as it is (a price, a threshold): the instance would refuse it, without the line.
+        """
         text = self.row[col].strip()
         if optional and text.lower() in _MISSING:
             return None
@@ -129,6 +136,9 @@ class _Row:
         value = float(text)
         if not (math.isfinite(value) and value >= 0):
             raise self.error(col, text, "a finite number >= 0")
+        if value > most:
+            raise self.error(col, text, f"a finite number in 0 .. {most:g} (MAX_MAGNITUDE: solvers mishandle "
+                             "coefficients near 1e15)")
         return value
 
     def count(self, col: str, *, minimum: int, maximum: int = MAX_INT, why: str = "MAX_INT = 2**53") -> int:
@@ -144,13 +154,14 @@ class _Row:
         return int(value)
 
     def check_budget(self, col: str, duration: float, workers: int, slot_seconds: float) -> None:
-        """Raise unless ``F_i = ceil(duration / slot_seconds) * workers`` is at most ``MAX_INT``."""
+        """Raise unless ``F_i = ceil(duration / slot_seconds) * workers`` is at most ``MAX_MAGNITUDE``."""
         q = duration / slot_seconds  # inf when it overflows
         slots = math.ceil(_snap(np.array([q]))[0]) if math.isfinite(q) else math.inf
-        if not slots * workers <= MAX_INT:
-            raise self.error(col, self.row[col].strip(), f"a run time of at most MAX_INT = 2**53 worker-slots: "
-                             f"ceil(run time / slot_seconds) * {workers} GPUs = {slots * workers:.3g} with "
-                             f"slot_seconds = {slot_seconds!r}")
+        if not slots * workers <= MAX_MAGNITUDE:
+            raise self.error(col, self.row[col].strip(), f"a run time of at most MAX_MAGNITUDE = 1e7 worker-slots "
+                             f"(the limit F_i is a field): ceil(run time / slot_seconds) * {workers} GPUs = "
+                             f"{slots * workers:.3g} with slot_seconds = {slot_seconds!r}; a larger slot_seconds "
+                             "reads a longer job")
 
 
 def _csv_records(path: Path):
@@ -362,7 +373,7 @@ def read_philly_jobs(path: str | Path, *, cluster: Cluster | None = None, slot_s
         a header missing a required column (named in the message) or repeating one; a row whose
         column count differs from the header's; a non-numeric, NaN, infinite or negative
         timestamp, duration or num_gpus; num_gpus below 1, not whole or above :data:`MAX_GPUS`;
-        ``F_i`` above :data:`~clusteropt.instances.coflow_trace.MAX_INT` (reported at the duration);
+        ``F_i`` above :data:`~clusteropt.instances.base.MAX_MAGNITUDE` (reported at the duration);
         without ``horizon``, a timestamp more than :data:`MAX_HORIZON` slots after the first; bytes
         that are not UTF-8; CSV syntax errors (e.g. a field longer than ``csv.field_size_limit()``).
     ValueError
@@ -443,7 +454,8 @@ def read_alibaba_nodes(path: str | Path, *, rack_size: int = 16, server_bw: floa
     TraceError
         ``<file>:<line>:`` and the field: a header without the five columns or with repeats, a
         row with another column count, ``gpu`` not a whole number in [0, MAX_GPUS], a negative or
-        non-numeric ``cpu_milli`` / ``memory_mib``, a repeated ``sn``, or no node with a GPU.
+        non-numeric ``cpu_milli`` / ``memory_mib`` (or, for a resource read, a capacity above
+        :data:`~clusteropt.instances.base.MAX_MAGNITUDE`), a repeated ``sn``, or no node with a GPU.
     ValueError
         ``rack_size`` < 1, a bandwidth not > 0, an unknown resource, ``group_by`` or ``topology``.
 
@@ -490,6 +502,10 @@ def read_alibaba_nodes(path: str | Path, *, rack_size: int = 16, server_bw: floa
             skipped += 1
             continue
         value = {"gpu": float(gpu), "cpu": cpu / 1000.0, "memory": mem / 1024.0}
+        for res, col in (("cpu", "cpu_milli"), ("memory", "memory_mib")):
+            if res in resources and value[res] > MAX_MAGNITUDE:
+                raise row.error(col, row.row[col].strip(), f"a capacity {NODE_RESOURCES[res]} of at most "
+                                "MAX_MAGNITUDE = 1e7 (solvers mishandle coefficients near 1e15)")
         names.append(sn)
         models.append(row.row["model"].strip())
         caps.append([value[r] for r in resources])
@@ -568,7 +584,7 @@ def read_alibaba_jobs(path: str | Path, *, cluster: Cluster | None = None, slot_
         differs from the header's; a non-numeric, infinite or negative number in a read column
         (NaN or empty allowed only in ``deletion_time`` and ``scheduled_time``); ``num_gpu`` not
         whole or above :data:`MAX_GPUS`; ``gpu_milli`` above 1000; ``deletion_time <
-        scheduled_time``; ``F_i`` above :data:`~clusteropt.instances.coflow_trace.MAX_INT` (at the
+        scheduled_time``; ``F_i`` above :data:`~clusteropt.instances.base.MAX_MAGNITUDE` (at the
         deletion_time); a CPU-only pod with ``skip_cpu_only=False``; no GPU pod at all (at line 1);
         without ``horizon``, a creation time more than :data:`MAX_HORIZON` slots after the first;
         bytes that are not UTF-8; CSV syntax errors.

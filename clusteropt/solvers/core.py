@@ -334,7 +334,8 @@ def solve_file(
 ) -> SolveResult:
     """Read an LP or MPS file into a solver and solve it (backend ``"file"``).
 
-    The file must be complete text (no NUL byte, UTF-8, closed by ``end`` / ``ENDATA``; see
+    The file must be complete, well-formed text (UTF-8, sections and names as the format defines
+    them, closed by ``end`` / ``ENDATA``, numbers below 1e15; see
     :func:`clusteropt.solvers.files.check_model_file`): solvers read damaged files leniently.
 
     ``values`` are keyed by the file's column names.  Parameters are as for :func:`solve`.

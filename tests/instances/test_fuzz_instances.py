@@ -329,13 +329,16 @@ def test_integral_floats_are_taken_only_while_exact():
 
 def test_gadget_budget_cannot_overflow(tmp_path):
     # limit 1e19 gave budget -2**63 through an unchecked int64 cast: the job never ran, "verified".
-    data = {**DICTS["gadget"], "limit": [[1e19]] * 3}
-    with pytest.raises(InstanceError, match=re.escape("limit[0, 0] = 1e+19; expected a budget limit / per_worker "
-                                                      "<= 2**53 worker-slots (per_worker[0, 0] = 1.0)")):
+    # Fields stay within MAX_MAGNITUDE = 1e7 now, so the ratio overflows through a tiny per_worker.
+    data = {**DICTS["gadget"], "limit": [[1e7]] * 3, "per_worker": [[1e-10]] * 3}
+    message = ("limit[0, 0] = 10000000.0; expected a budget limit / per_worker <= 2**53 worker-slots "
+               "(per_worker[0, 0] = 1e-10)")
+    with pytest.raises(InstanceError, match=re.escape(message)):
         load_text(tmp_path, data)
     inst = BASES["gadget"]
-    ok = GadgetInstance(inst.cluster, inst.horizon, inst.arrival, inst.max_workers, inst.per_worker,
-                        np.full_like(inst.limit, 2.0**53), inst.bandwidth, inst.zeta, inst.utility)
+    ok = GadgetInstance(inst.cluster, inst.horizon, inst.arrival, inst.max_workers,
+                        np.full_like(inst.per_worker, 2.0**-30), np.full_like(inst.limit, 2.0**23),
+                        inst.bandwidth, inst.zeta, inst.utility)
     assert (ok.budget == 2**53).all()
 
 

@@ -414,10 +414,23 @@ def test_gpu_count_is_range_checked(tmp_path, reader, make, col):
 def test_run_time_is_range_checked(tmp_path):
     # F_i = ceil(1e300 / 60) * 4 was accepted, and its budget wrapped around int64
     raises_at(philly(tmp_path, ["0,1e300,4,0,0"]), 2, r"duration = '1e300'; expected a run time of at most "
-              r"MAX_INT = 2\*\*53 worker-slots: ceil\(run time / slot_seconds\) \* 4 GPUs = 6\.67e\+298",
-              read_philly_jobs)
+              r"MAX_MAGNITUDE = 1e7 worker-slots \(the limit F_i is a field\): ceil\(run time / slot_seconds\) "
+              r"\* 4 GPUs = 6\.67e\+298", read_philly_jobs)
     raises_at(alibaba(tmp_path, [pod(deletion="1e300")]), 2, r"deletion_time = '1e300'; expected a run time of at "
-              "most MAX_INT", read_alibaba_jobs)
+              "most MAX_MAGNITUDE", read_alibaba_jobs)
+
+
+@pytest.mark.parametrize(("duration", "refused"), [(60 * 2_500_000, False), (60 * 2_500_000 + 1, True)])
+def test_run_time_stops_at_max_magnitude_worker_slots(tmp_path, duration, refused):
+    # 4 GPUs for 2.5e6 one-minute slots is F_i = 1e7 = MAX_MAGNITUDE: read; one second more is refused
+    # at its line, not later by the instance (which would not name the line)
+    path = philly(tmp_path, [f"0,{duration},4,0,0"])
+    if refused:
+        raises_at(path, 2, r"F_i is a field\): ceil\(run time / slot_seconds\) \* 4 GPUs = 1e\+07 with "
+                  r"slot_seconds = 60\.0; a larger slot_seconds", read_philly_jobs)
+        assert read_philly_jobs(path, slot_seconds=120.0).budget.tolist() == [5_000_004]
+    else:
+        assert read_philly_jobs(path).budget.tolist() == [10_000_000]
 
 
 def test_field_over_the_csv_limit_names_the_line(tmp_path):
