@@ -133,8 +133,9 @@ def _write_cvxpy(model, path: Path) -> None:
     lp.row_names_ = form.row_names
     if isinstance(model, CvxpyModel):
         lp.model_name_ = model.name
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    from clusteropt.solvers.highs import new_highs
+
+    h = new_highs()  # silent, and no banner on stdout (clusteropt.solvers.highs)
     status = h.passModel(lp)
     if status == highspy.HighsStatus.kError:
         raise RuntimeError(f"HiGHS refused the model read from the CVXPY problem ({status})")
@@ -935,6 +936,9 @@ def solve_file_with(path: Path, spec: SolverSpec, native: dict[str, Any], tee: b
 def _highs_file(path: Path, spec: SolverSpec, native: dict[str, Any], tee: bool) -> SolveResult:
     import highspy
 
+    from clusteropt.solvers.highs import quiet_banner
+
+    quiet_banner()  # highspy 1.16's first Highs of a process prints one (clusteropt.solvers.highs)
     h = highspy.Highs()
     h.setOptionValue("output_flag", True)  # the log reaches the callback (HiGHS's reasons) ...
     h.setOptionValue("log_to_console", bool(tee))  # ... and the console only with tee
