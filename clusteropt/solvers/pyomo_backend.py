@@ -229,21 +229,36 @@ def _solve_contrib(model, spec, native, options, tee, obj, mip, opt):
     config = dict(options.get("config", {}))
     solver_options = dict(options.get("solver_options", {}))
     start = time.perf_counter()
-    res = opt.solve(
-        model,
-        tee=tee,
-        load_solutions=False,
-        raise_exception_on_nonoptimal_result=False,
-        timer=timer,
-        solver_options=solver_options,
-        **config,
-    )
+    try:
+        res = opt.solve(
+            model,
+            tee=tee,
+            load_solutions=False,
+            raise_exception_on_nonoptimal_result=False,
+            timer=timer,
+            solver_options=solver_options,
+            **config,
+        )
+    except Exception as exc:
+        if not native.startswith("scip"):
+            raise
+        # PySCIPOpt raises a bare Exception when SCIP itself fails ("SCIP: error in LP solver!",
+        # e.g. on coefficients near its numerics/hugeval 1e15): a solver error, not a traceback
+        total = time.perf_counter() - start
+        log.warning("SCIP failed on the Pyomo model: %s", exc)
+        return _finish(model, spec, Termination.ERROR, False, None, None, mip, build_s=total, solve_s=0.0,
+                       raw={"status": f"error: {exc}"}), opt
     total = time.perf_counter() - start
     try:
         solve_s = float(timer.get_total_time("optimize"))
     except (KeyError, AttributeError):
         solve_s = total
     term = CONTRIB_STATUS.get(res.termination_condition, Termination.UNKNOWN)
+    refused = _highs_refused_rows(opt) if native == "highs" else None
+    if refused is not None:  # HiGHS solved another model than Pyomo handed over: no answer to this one
+        log.warning("HiGHS: %s", refused)
+        return _finish(model, spec, Termination.ERROR, False, None, None, mip, build_s=total, solve_s=0.0,
+                       raw={"status": f"error: {refused}"}), opt
     has_solution = res.solution_status in (SolutionStatus.feasible, SolutionStatus.optimal) and (
         term not in NO_SOLUTION
     )
@@ -266,6 +281,28 @@ def _solve_contrib(model, spec, native, options, tee, obj, mip, opt):
         model, spec, term, has_solution, objective, bound, mip, build_s=total - solve_s,
         solve_s=solve_s, raw=raw,
     ), opt
+
+
+def _highs_refused_rows(opt) -> str | None:
+    """Why HiGHS holds fewer rows or columns than Pyomo's HiGHS interface passed it, or None.
+
+    HiGHS refuses rows with a coefficient of ``large_matrix_value`` (1e15) or more, and Pyomo's
+    interface does not check the status its ``addRows`` returns, so the solve that follows is of the
+    model without them (an "optimal" answer of another model).  The counts come from the
+    interface's own maps (private attributes of ``pyomo.contrib.solver.solvers.highs.Highs``); an
+    interface without them is not checked.
+    """
+    highs = getattr(opt, "_solver_model", None)
+    rows = getattr(opt, "_pyomo_con_to_solver_con_map", None)
+    cols = getattr(opt, "_pyomo_var_to_solver_var_map", None)
+    if highs is None or rows is None or cols is None:
+        return None
+    held_rows, held_cols = int(highs.getNumRow()), int(highs.getNumCol())
+    if held_rows >= len(rows) and held_cols >= len(cols):
+        return None
+    return (f"it took {held_rows} of the model's {len(rows)} constraints and {held_cols} of its {len(cols)} "
+            "variables (a coefficient beyond its large_matrix_value 1e15, or an infinite one?); the model "
+            "was not solved")
 
 
 def constant_model_status(model: pyo.ConcreteModel, obj: pyo.Objective) -> tuple[Termination, float | None] | None:
