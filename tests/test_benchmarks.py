@@ -450,3 +450,14 @@ def test_gadget_lp_methods_quick(tmp_path):
     for _, group in rows.groupby(["slot", "lp"]):
         assert group.package_default.sum() == 1  # the package's choice is one of the algorithms timed
         assert group.objective.max() - group.objective.min() <= 1e-6 * max(1.0, group.objective.abs().max())
+
+
+def test_file_check_quick(tmp_path):
+    """The structural check's cost on files the package writes: every file accepted, HiGHS reads it."""
+    from benchmarks import file_check
+
+    assert file_check.main(["--quick", "--out", str(tmp_path)]) == 0
+    rows = json.loads((tmp_path / "file_check.json").read_text())["rows"]
+    assert {(r["model"], r["format"]) for r in rows} == {(m, f) for m in ("broker-milp", "broker-lp")
+                                                         for f in ("lp", "mps")}
+    assert all(r["mib"] > 0 and r["check_cpu_s"] > 0 for r in rows)
