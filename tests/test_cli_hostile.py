@@ -89,11 +89,15 @@ def test_lower_bound_with_all_weights_zero_is_zero(capsys, tmp_path):
 
 @pytest.mark.parametrize("policy", [None, "lp-order"])
 def test_lower_bound_with_weights_past_the_solvers_infinity_is_bad_input(capsys, tmp_path, policy):
+    """Weights are the LP's costs: the loader refuses them long before HiGHS's infinite cost (1e20)."""
     path = tmp_path / "cos.json"
-    ConcurrentOpenShopInstance([[2, 1], [1, 3]], [1.0, 1e30], [0, 0]).to_json(path)
+    ConcurrentOpenShopInstance([[2, 1], [1, 3]], [1.0, 2.0], [0, 0]).to_json(path)
+    data = json.loads(path.read_text())
+    data["weight"] = [1.0, 1e30]  # written by hand: the constructor refuses it too
+    path.write_text(json.dumps(data))
     args = ["--lower-bound"] if policy is None else ["--policy", policy]
     line = one_line(*run(capsys, "run", path, *args))
-    assert "weight[1] = 1e+30; the LP bound needs weights < 1e+20" in line
+    assert "weight[1] = 1e+30; expected a finite number of magnitude <= 1e7" in line
 
 
 def test_lower_bound_solver_failure_is_exit_3(capsys, tmp_path, monkeypatch):
