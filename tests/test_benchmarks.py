@@ -416,6 +416,24 @@ def test_record_check_reports_a_version_change_as_such():
         reference_versions(pd.concat([rec, now]))
 
 
+def test_record_check_explains_only_tolerance_and_declared_columns_under_changed_versions():
+    from benchmarks.record_check import SOLVER_TOLERANCE, compare
+
+    rec = pd.DataFrame({"experiment": ["e"] * 3, "code_version": ["a"] * 3, "n": [1, 1, 1], "seed": [0, 1, 2],
+                        "cell_seed": [7, 8, 9], "policy": ["lp", "lp", "exact"], "status": ["ok"] * 3,
+                        "cost": [1.0, 2.0, 3.0], "draws": [5.0, 5.0, 5.0]})
+    now = rec.copy()
+    now.loc[0, "cost"] = 1.0 * (1 + SOLVER_TOLERANCE / 2)  # the solvers' tolerance
+    now.loc[1, "draws"] = 6.0  # a declared column of policy lp
+    now.loc[2, "draws"] = 6.0  # the same column of another policy: not declared for it
+    sensitive = ((("lp",), ("draws",), "vertex"),)
+    same = compare(rec, now, sensitive=sensitive)  # the record's versions: every difference counts
+    assert same["different"] == same["unexplained"] == 3
+    changed = compare(rec, now, versions_changed=True, sensitive=sensitive)
+    assert changed["different"] == 3 and changed["unexplained"] == 1
+    assert changed["columns_unexplained"] == {"draws": 1}
+
+
 def test_record_check_slices_are_grid_values():
     """Every slice names values of its experiment's grid (so it keeps the recorded cell seeds)."""
     from benchmarks.record_check import SLICES, _grid_values
