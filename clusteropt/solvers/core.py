@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -186,6 +188,44 @@ def _merge(into: dict, extra: dict) -> None:
             into[k] = v
 
 
+@contextlib.contextmanager
+def notices_to_stderr(spec: SolverSpec):
+    """Run the block with the C-level standard output sent to standard error when ``spec`` prints
+    notices there (:attr:`SolverSpec.stdout_notices`: Gurobi's and COPT's licence lines), else as it is.
+
+    C's buffered output is flushed before the output is restored, so that nothing the solver wrote
+    reaches standard output later.  Where file descriptors 1 and 2 cannot be used, nothing is moved.
+    """
+    if not spec.stdout_notices:
+        yield
+        return
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+        os.dup2(2, 1)
+    except OSError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        _flush_c_stdout()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _flush_c_stdout() -> None:
+    """``fflush(NULL)`` of the C library, where there is one to load."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None)
+        libc.fflush(None)
+    except (OSError, AttributeError):
+        pass
+
+
 def resolve_solver(model: Any, solver: str | None, backend: str) -> tuple[SolverSpec, str]:
     """The registry spec to use for ``model`` and the model's problem class."""
     cls = problem_class(model, backend)
@@ -281,16 +321,17 @@ def solve(
     native = native_options(
         spec, backend, time_limit=time_limit, mip_gap=mip_gap, threads=threads, options=options
     )
-    if backend == "pyomo":
-        from clusteropt.solvers.pyomo_backend import solve_pyomo
+    with notices_to_stderr(spec):
+        if backend == "pyomo":
+            from clusteropt.solvers.pyomo_backend import solve_pyomo
 
-        result, _ = solve_pyomo(model, spec, native, tee=tee, time_limit=time_limit)
-    else:
-        from clusteropt.solvers.cvxpy_backend import solve_cvxpy
+            result, _ = solve_pyomo(model, spec, native, tee=tee, time_limit=time_limit)
+        else:
+            from clusteropt.solvers.cvxpy_backend import solve_cvxpy
 
-        result = solve_cvxpy(
-            model, spec, native, tee=tee, time_limit=time_limit, mip=cls == "MILP"
-        )
+            result = solve_cvxpy(
+                model, spec, native, tee=tee, time_limit=time_limit, mip=cls == "MILP"
+            )
     log.info("%s", result.summary())
     return check_optimal(result, raise_on_nonoptimal)
 
@@ -366,7 +407,8 @@ def solve_file(
     native = native_options(
         spec, "file", time_limit=time_limit, mip_gap=mip_gap, threads=threads, options=options
     )
-    result = solve_file_with(path, spec, native, tee)
+    with notices_to_stderr(spec):
+        result = solve_file_with(path, spec, native, tee)
     log.info("%s", result.summary())
     return check_optimal(result, raise_on_nonoptimal)
 

@@ -84,9 +84,10 @@ SCIP_LIMITS: dict[str, Termination] = {
 (the primal and dual limits, whose point it loses).  With a point, every limit is checked like any
 uncertified point and is ``FEASIBLE`` when it passes."""
 
-RAY_ONLY = frozenset({"SCS", "CLARABEL"})
-"""Conic solvers whose "unbounded" is a certificate of dual infeasibility (a primal ray) only: it
-proves the problem infeasible *or* unbounded, not that a feasible point exists."""
+RAY_ONLY = frozenset({"SCS", "CLARABEL", "COPT"})
+"""Solvers whose "unbounded" is a certificate of dual infeasibility (a primal ray) only: it proves
+the problem infeasible *or* unbounded, not that a feasible point exists (COPT 8 reports
+"unbounded" of an LP whose rows add up to ``0 >= 2``)."""
 
 
 def max_violation(problem: cp.Problem, names: dict[int, str] | None = None) -> tuple[float, str]:
@@ -162,12 +163,19 @@ def _gurobi_bound(stats: Any) -> tuple[float, float]:
     return float(stats.ObjVal), float(stats.ObjBound)
 
 
+def _copt_bound(stats: Any) -> tuple[float, float]:
+    return float(stats.getAttr("BestObj")), float(stats.getAttr("BestBnd"))
+
+
 BOUND_READERS: dict[str, Callable[[Any], tuple[float, float]]] = {
     "HIGHS": _highs_bound,
     "SCIP": _scip_bound,
     "GUROBI": _gurobi_bound,
+    "COPT": _copt_bound,
 }
-"""Native name -> reader of (solver objective, solver dual bound) from ``solver_stats.extra_stats``."""
+"""Native name -> reader of (solver objective, solver dual bound) from ``solver_stats.extra_stats``.
+CVXPY 1.9 hands over no statistics for CPLEX and Xpress: their CVXPY routes report no bound at a
+limit (``Route.reports_bound``), their file and Pyomo routes do."""
 
 CONE_NAMES = {
     "SOC": "second-order cone",

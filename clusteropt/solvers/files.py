@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from clusteropt.models.cvxpy_model import CvxpyModel
 from clusteropt.solvers.registry import SolverSpec
@@ -110,26 +111,35 @@ def _write_cvxpy(model, path: Path) -> None:
 
     form = linear_form(model)
     lp = highspy.HighsLp()
-    n, m = form.A.shape[1], form.A.shape[0]
+    A = form.A.tocsc()
+    c, col_lower, col_upper = form.c, form.col_lower, form.col_upper
+    integer, col_names = form.integer, list(form.col_names)
+    if form.offset != 0.0:
+        # the objective's constant as a column fixed at 1, as Pyomo's writers spell it: Gurobi 13 reads
+        # HiGHS's bare "+3" at the end of the objective as a column named "3", and solvers differ on
+        # the sign of an objective row's right-hand side in MPS
+        A = sp.hstack([A, sp.csc_array((A.shape[0], 1))], format="csc")
+        c = np.append(c, form.offset)
+        col_lower, col_upper = np.append(col_lower, 1.0), np.append(col_upper, 1.0)
+        integer, col_names = np.append(integer, False), [*col_names, CONSTANT_COLUMN]
+    n, m = A.shape[1], A.shape[0]
     lp.num_col_, lp.num_row_ = n, m
-    lp.col_cost_ = form.c
-    lp.offset_ = form.offset
-    lp.col_lower_, lp.col_upper_ = form.col_lower, form.col_upper
+    lp.col_cost_ = c
+    lp.col_lower_, lp.col_upper_ = col_lower, col_upper
     lp.row_lower_, lp.row_upper_ = form.row_lower, form.row_upper
     lp.sense_ = highspy.ObjSense.kMaximize if form.maximize else highspy.ObjSense.kMinimize
-    A = form.A.tocsc()
     A.sort_indices()
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
     lp.a_matrix_.start_ = A.indptr
     lp.a_matrix_.index_ = A.indices
     lp.a_matrix_.value_ = A.data
     lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = n, m
-    if form.integer.any():
+    if integer.any():
         lp.integrality_ = [
             highspy.HighsVarType.kInteger if f else highspy.HighsVarType.kContinuous
-            for f in form.integer
+            for f in integer
         ]
-    lp.col_names_ = form.col_names
+    lp.col_names_ = col_names
     lp.row_names_ = form.row_names
     if isinstance(model, CvxpyModel):
         lp.model_name_ = model.name
@@ -142,6 +152,29 @@ def _write_cvxpy(model, path: Path) -> None:
     status = h.writeModel(str(path))
     if status == highspy.HighsStatus.kError:
         raise OSError(f"HiGHS could not write {path}")
+    if _format_of(path) == "lp":
+        _drop_empty_lp_sections(path)
+
+
+CONSTANT_COLUMN = "ONE_VAR_CONSTANT"
+"""The column fixed at 1 that carries an exported objective's constant (Pyomo's name for it); file
+solves leave it out of ``values``."""
+
+_LP_SECTIONS = frozenset({"bin", "binary", "binaries", "gen", "general", "generals", "semi", "semi-continuous",
+                          "semis", "sos", "bounds", "bound", "end"})
+
+
+def _drop_empty_lp_sections(path: Path) -> None:
+    """Remove the empty sections HiGHS writes into an LP file (``bin``, ``gen``, ``semi`` with no line
+    under them): COPT 8 refuses an empty ``semi`` section.  HiGHS writes keywords unindented and
+    every entry under them indented, so a keyword is a line equal to one.
+    """
+    lines = path.read_text(encoding="utf-8").split("\n")
+    kept = [line for k, line in enumerate(lines)
+            if not (line.lower() in _LP_SECTIONS - {"end", "bounds", "bound"}
+                    and (k + 1 >= len(lines) or lines[k + 1].lower() in _LP_SECTIONS))]
+    if len(kept) != len(lines):
+        path.write_text("\n".join(kept), encoding="utf-8")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1053,7 +1086,6 @@ def _scip_file(path: Path, spec: SolverSpec, native: dict[str, Any], tee: bool) 
     if has_solution:
         sol = model.getBestSol()
         values = {v.name: np.asarray(model.getSolVal(sol, v)) for v in model.getVars()}
-        values.pop("ONE_VAR_CONSTANT", None)
     return _finish(spec, term, has_solution, objective, bound, mip, values, t1 - t0, t2 - t1,
                    status, model)
 
@@ -1061,6 +1093,7 @@ def _scip_file(path: Path, spec: SolverSpec, native: dict[str, Any], tee: bool) 
 def _finish(spec, term, has_solution, objective, bound, mip, values, build_s, solve_s, status,
             native):
     term, bound, gap = settle(term, has_solution, objective, bound, mip=mip)
+    values = {k: v for k, v in values.items() if k != CONSTANT_COLUMN}
     return SolveResult(
         termination=term,
         has_solution=has_solution,
@@ -1076,5 +1109,278 @@ def _finish(spec, term, has_solution, objective, bound, mip, values, build_s, so
     )
 
 
-FILE_SOLVERS = {"highspy": _highs_file, "pyscipopt": _scip_file}
+# ---------------------------------------------------------------------------------------------
+# the commercial solvers' own readers
+
+GUROBI_STATUS: dict[str, Termination] = {
+    "OPTIMAL": Termination.OPTIMAL,
+    "INFEASIBLE": Termination.INFEASIBLE,
+    "INF_OR_UNBD": Termination.INFEASIBLE_OR_UNBOUNDED,
+    "UNBOUNDED": Termination.UNBOUNDED,
+    "CUTOFF": Termination.INFEASIBLE,  # no point better than the Cutoff parameter exists
+    "ITERATION_LIMIT": Termination.ITERATION_LIMIT,
+    "NODE_LIMIT": Termination.ITERATION_LIMIT,
+    "TIME_LIMIT": Termination.TIME_LIMIT,
+    "SOLUTION_LIMIT": Termination.ITERATION_LIMIT,
+    "WORK_LIMIT": Termination.ITERATION_LIMIT,
+    "USER_OBJ_LIMIT": Termination.FEASIBLE,
+    "SUBOPTIMAL": Termination.FEASIBLE,
+    "INTERRUPTED": Termination.ERROR,
+    "NUMERIC": Termination.ERROR,
+    "MEM_LIMIT": Termination.ERROR,
+}
+"""gurobipy ``GRB.Status`` name -> :class:`Termination` (a limit with an incumbent becomes FEASIBLE)."""
+
+CPLEX_STATUS: dict[str, Termination] = {
+    "optimal": Termination.OPTIMAL,
+    "MIP_optimal": Termination.OPTIMAL,
+    "optimal_tolerance": Termination.OPTIMAL,  # stopped at the requested relative gap
+    "infeasible": Termination.INFEASIBLE,
+    "MIP_infeasible": Termination.INFEASIBLE,
+    "unbounded": Termination.UNBOUNDED,
+    "MIP_unbounded": Termination.UNBOUNDED,
+    "infeasible_or_unbounded": Termination.INFEASIBLE_OR_UNBOUNDED,
+    "MIP_infeasible_or_unbounded": Termination.INFEASIBLE_OR_UNBOUNDED,
+    "abort_time_limit": Termination.TIME_LIMIT,
+    "abort_dettime_limit": Termination.TIME_LIMIT,
+    "MIP_time_limit_feasible": Termination.TIME_LIMIT,
+    "MIP_time_limit_infeasible": Termination.TIME_LIMIT,
+    "MIP_dettime_limit_feasible": Termination.TIME_LIMIT,
+    "MIP_dettime_limit_infeasible": Termination.TIME_LIMIT,
+    "abort_iteration_limit": Termination.ITERATION_LIMIT,
+    "node_limit_feasible": Termination.ITERATION_LIMIT,
+    "node_limit_infeasible": Termination.ITERATION_LIMIT,
+    "solution_limit": Termination.ITERATION_LIMIT,
+    "abort_obj_limit": Termination.FEASIBLE,
+    "abort_user": Termination.ERROR,
+    "MIP_abort_feasible": Termination.ERROR,
+    "MIP_abort_infeasible": Termination.ERROR,
+    "mem_limit_feasible": Termination.ERROR,
+    "mem_limit_infeasible": Termination.ERROR,
+    "fail_feasible": Termination.ERROR,
+    "fail_infeasible": Termination.ERROR,
+}
+"""CPLEX ``solution.status`` name -> :class:`Termination` (a limit with an incumbent becomes FEASIBLE)."""
+
+XPRESS_STOP: dict[str, Termination] = {
+    "TIMELIMIT": Termination.TIME_LIMIT,
+    "ITERLIMIT": Termination.ITERATION_LIMIT,
+    "NODELIMIT": Termination.ITERATION_LIMIT,
+    "SOLLIMIT": Termination.ITERATION_LIMIT,
+    "WORKLIMIT": Termination.ITERATION_LIMIT,
+    "MIPGAP": Termination.OPTIMAL,  # stopped at the requested relative gap (miprelstop)
+    "CTRLC": Termination.ERROR,
+    "USER": Termination.ERROR,
+    "MEMORYERROR": Termination.ERROR,
+    "LICENSELOST": Termination.ERROR,
+    "NUMERICALERROR": Termination.ERROR,
+    "GENERICERROR": Termination.ERROR,
+}
+"""Xpress ``stopstatus`` name -> :class:`Termination` when the solve stopped before its end; a
+finished solve (``SOLVECOMPLETE`` / ``NONE``) is read from ``solstatus``: :data:`XPRESS_SOLSTATUS`."""
+
+XPRESS_SOLSTATUS: dict[str, Termination] = {
+    "OPTIMAL": Termination.OPTIMAL,
+    "INFEASIBLE": Termination.INFEASIBLE,
+    "UNBOUNDED": Termination.UNBOUNDED,
+    "FEASIBLE": Termination.FEASIBLE,
+    "NOTFOUND": Termination.UNKNOWN,
+}
+"""Xpress ``solstatus`` name -> :class:`Termination` of a solve that ran to its end."""
+
+COPT_STATUS: dict[str, Termination] = {
+    "OPTIMAL": Termination.OPTIMAL,
+    "INFEASIBLE": Termination.INFEASIBLE,
+    # a primal ray alone: COPT 8 says "unbounded" of an LP whose rows add up to 0 >= 2
+    "UNBOUNDED": Termination.INFEASIBLE_OR_UNBOUNDED,
+    "INF_OR_UNB": Termination.INFEASIBLE_OR_UNBOUNDED,
+    "NODELIMIT": Termination.ITERATION_LIMIT,
+    "ITERLIMIT": Termination.ITERATION_LIMIT,
+    "TIMEOUT": Termination.TIME_LIMIT,
+    "IMPRECISE": Termination.FEASIBLE,
+    "NUMERICAL": Termination.ERROR,
+    "UNFINISHED": Termination.ERROR,
+    "INTERRUPTED": Termination.ERROR,
+}
+"""COPT ``model.status`` name -> :class:`Termination` (a limit with an incumbent becomes FEASIBLE)."""
+
+_COPT_STATUS_NAMES = ("OPTIMAL", "INFEASIBLE", "UNBOUNDED", "INF_OR_UNB", "NUMERICAL", "NODELIMIT",
+                      "IMPRECISE", "TIMEOUT", "UNFINISHED", "INTERRUPTED", "ITERLIMIT", "UNSTARTED")
+
+
+def _solver_failed(spec: SolverSpec, path: Path, exc: Exception, t0: float, t1: float, native: Any) -> SolveResult:
+    """The result of a solver that raised while solving ``path`` (a size-limited licence's refusal
+    above all: its message is the status, the termination ``ERROR``).
+    """
+    text = " ".join(str(exc).split())
+    log.warning("%s failed on %s: %s", spec.name, path, text)
+    return _finish(spec, Termination.ERROR, False, None, None, False, {}, t1 - t0, time.perf_counter() - t1,
+                   f"error: {text}", native)
+
+
+def _finite(x: Any, infinity: float = INFINITE_BOUND) -> float | None:
+    """``x`` as a float when it is finite and below the solver's infinity, else None."""
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) and abs(v) < infinity else None
+
+
+def _gurobi_file(path: Path, spec: SolverSpec, native: dict[str, Any], tee: bool) -> SolveResult:
+    import gurobipy as gp
+
+    env = gp.Env(empty=True)
+    env.setParam("OutputFlag", int(bool(tee)))
+    env.start()
+    t0 = time.perf_counter()
+    try:
+        model = gp.read(str(path), env)
+    except gp.GurobiError as exc:
+        raise ValueError(f"Gurobi could not read {path} as an {_format_of(path).upper()} file ({exc})") from None
+    t1 = time.perf_counter()
+    try:
+        for k, v in native.items():
+            model.setParam(k, v)
+        model.optimize()
+    except gp.GurobiError as exc:  # "Model too large for size-limited license"
+        return _solver_failed(spec, path, exc, t0, t1, model)
+    t2 = time.perf_counter()
+    names = {getattr(gp.GRB.Status, n): n for n in dir(gp.GRB.Status) if n.isupper()}
+    status = names.get(model.Status, str(model.Status))
+    term = GUROBI_STATUS.get(status, Termination.UNKNOWN)
+    mip = bool(model.IsMIP)
+    has_solution = model.SolCount > 0 and term not in NO_SOLUTION
+    objective = float(model.ObjVal) if has_solution else None
+    bound = _finite(model.ObjBound) if mip and has_solution else None
+    values = {v.VarName: np.asarray(float(v.X) + 0.0) for v in model.getVars()} if has_solution else {}
+    return _finish(spec, term, has_solution, objective, bound, mip, values, t1 - t0, t2 - t1, status, model)
+
+
+def _cplex_file(path: Path, spec: SolverSpec, native: dict[str, Any], tee: bool) -> SolveResult:
+    from operator import attrgetter
+
+    import cplex
+    from cplex.exceptions import CplexError
+
+    model = cplex.Cplex()
+    if not tee:
+        for stream in ("log", "results", "warning"):
+            getattr(model, f"set_{stream}_stream")(None)
+    t0 = time.perf_counter()
+    try:
+        model.read(str(path))
+    except CplexError as exc:
+        raise ValueError(f"CPLEX could not read {path} as an {_format_of(path).upper()} file ({exc})") from None
+    t1 = time.perf_counter()
+    try:
+        for k, v in native.items():
+            attrgetter(k)(model.parameters).set(v)
+        model.solve()
+    except CplexError as exc:  # "CPLEX Error 1016: Community Edition. Problem size limits exceeded."
+        return _solver_failed(spec, path, exc, t0, t1, model)
+    t2 = time.perf_counter()
+    sol = model.solution
+    status = sol.status[sol.get_status()]
+    term = CPLEX_STATUS.get(status, Termination.UNKNOWN)
+    mip = model.variables.get_num_integer() + model.variables.get_num_binary() > 0
+    has_solution = sol.get_solution_type() != sol.type.none and term not in NO_SOLUTION
+    if has_solution and not mip and not sol.is_primal_feasible():
+        has_solution = False  # an LP stopped at a basis that is not primal feasible
+    objective = float(sol.get_objective_value()) if has_solution else None
+    bound = _finite(sol.MIP.get_best_objective()) if mip and has_solution else None
+    values = ({n: np.asarray(float(x) + 0.0) for n, x in zip(model.variables.get_names(), sol.get_values(),
+                                                             strict=True)} if has_solution else {})
+    return _finish(spec, term, has_solution, objective, bound, mip, values, t1 - t0, t2 - t1, status, model)
+
+
+def _xpress_file(path: Path, spec: SolverSpec, native: dict[str, Any], tee: bool) -> SolveResult:
+    import xpress as xp
+
+    model = xp.problem()
+    model.setControl("outputlog", int(bool(tee)))
+    t0 = time.perf_counter()
+    try:
+        model.readProb(str(path))
+    except (xp.SolverError, xp.ModelError) as exc:
+        raise ValueError(f"Xpress could not read {path} as an {_format_of(path).upper()} file ({exc})") from None
+    t1 = time.perf_counter()
+    try:
+        for k, v in native.items():
+            model.setControl(k, v)
+        model.optimize()
+    except (xp.SolverError, xp.ModelError) as exc:  # a licence's size limit
+        return _solver_failed(spec, path, exc, t0, t1, model)
+    t2 = time.perf_counter()
+    attrs = model.attributes
+    solstatus = xp.SolStatus(attrs.solstatus).name
+    stopstatus = xp.StopType(attrs.stopstatus).name
+    if stopstatus in ("NONE", "SOLVECOMPLETE"):
+        term = XPRESS_SOLSTATUS.get(solstatus, Termination.UNKNOWN)
+    else:
+        term = XPRESS_STOP.get(stopstatus, Termination.UNKNOWN)
+    mip = int(attrs.originalmipents) > 0
+    has_solution = solstatus in ("OPTIMAL", "FEASIBLE") and term not in NO_SOLUTION
+    objective = float(attrs.objval) if has_solution else None
+    bound = _finite(attrs.bestbound, 1e40) if mip and has_solution else None  # Xpress's infinity: 1e40
+    values: dict[str, np.ndarray] = {}
+    if has_solution:
+        n = int(attrs.originalcols)
+        names = model.getNameList(xp.Namespaces.COLUMN, 0, n - 1)
+        values = {name: np.asarray(float(x) + 0.0) for name, x in zip(names, model.getSolution(), strict=True)}
+    return _finish(spec, term, has_solution, objective, bound, mip, values, t1 - t0, t2 - t1,
+                   f"{solstatus} (stop: {stopstatus})", model)
+
+
+def _copt_file(path: Path, spec: SolverSpec, native: dict[str, Any], tee: bool) -> SolveResult:
+    import coptpy
+
+    config = coptpy.EnvrConfig()
+    config.set("nobanner", "1")
+    env = coptpy.Envr(config)
+    model = env.createModel(path.stem)
+    model.setParam("Logging", int(bool(tee)))
+    t0 = time.perf_counter()
+    try:
+        model.read(str(path))
+    except coptpy.CoptError as exc:
+        raise ValueError(f"COPT could not read {path} as an {_format_of(path).upper()} file ({exc})") from None
+    _copt_infinite_bounds(model, coptpy)
+    t1 = time.perf_counter()
+    try:
+        for k, v in native.items():
+            model.setParam(k, v)
+        model.solve()
+    except coptpy.CoptError as exc:  # a size limit without a licence
+        return _solver_failed(spec, path, exc, t0, t1, model)
+    t2 = time.perf_counter()
+    names = {getattr(coptpy.COPT, n): n for n in _COPT_STATUS_NAMES}
+    status = names.get(model.status, str(model.status))
+    term = COPT_STATUS.get(status, Termination.UNKNOWN)
+    mip = bool(model.ismip)
+    has_solution = bool(model.hasmipsol if mip else model.haslpsol) and term not in NO_SOLUTION
+    objective = float(model.bestobj if mip else model.lpobjval) if has_solution else None
+    bound = _finite(model.bestbnd, 1e30) if mip and has_solution else None  # COPT's infinity: 1e30
+    values = {v.name: np.asarray(float(v.x) + 0.0) for v in model.getVars()} if has_solution else {}
+    return _finish(spec, term, has_solution, objective, bound, mip, values, t1 - t0, t2 - t1, status, model)
+
+
+def _copt_infinite_bounds(model: Any, coptpy: Any) -> None:
+    """Bounds of magnitude :data:`INFINITE_BOUND` (1e20) or more as COPT's infinity (1e30).
+
+    The package reads such a bound as none (the check, HiGHS, SCIP, Gurobi, CPLEX and Xpress do
+    too); COPT keeps it: Pyomo's MPS writer bounds a free integer column by +-1e21, which made an
+    unbounded MILP "optimal" at 1e21 in COPT 8.
+    """
+    inf = float(coptpy.COPT.INFINITY)
+    for var in model.getVars():
+        lb, ub = float(var.lb), float(var.ub)
+        if -inf < lb <= -INFINITE_BOUND:
+            var.lb = -inf
+        if INFINITE_BOUND <= ub < inf:
+            var.ub = inf
+
+
+FILE_SOLVERS = {"highspy": _highs_file, "pyscipopt": _scip_file, "gurobipy": _gurobi_file, "cplex": _cplex_file,
+                "xpress": _xpress_file, "coptpy": _copt_file}
 """Native name of a file route -> function that reads and solves the file."""

@@ -21,6 +21,7 @@ from clusteropt.solvers.core import (
     backend_of,
     check_optimal,
     native_options,
+    notices_to_stderr,
     resolve_solver,
 )
 from clusteropt.solvers.result import SolveResult, UnsuitableSolverError
@@ -111,6 +112,13 @@ class PersistentSolver:
         opts = {**self.defaults, **overrides}
         _check_numbers(opts["time_limit"], opts["mip_gap"], opts["threads"])
         native = native_options(self.spec, self.backend, **opts)
+        with notices_to_stderr(self.spec):
+            result = self._solve(native, tee, opts["time_limit"])
+        self.n_solves_ += 1
+        log.debug("persistent solve %d: %s", self.n_solves_, result.summary())
+        return check_optimal(result, raise_on_nonoptimal)
+
+    def _solve(self, native: dict[str, Any], tee: bool, time_limit: float | None) -> SolveResult:
         if self.backend == "pyomo":
             from clusteropt.solvers.pyomo_backend import make_contrib_solver, solve_pyomo
 
@@ -119,16 +127,11 @@ class PersistentSolver:
                 assert persistent is not None  # __init__ rejects a Pyomo route without one
                 self.solver_ = make_contrib_solver(persistent)
             result, self.solver_ = solve_pyomo(
-                self.model, self.spec, native, tee=tee, time_limit=opts["time_limit"],
-                solver_object=self.solver_,
+                self.model, self.spec, native, tee=tee, time_limit=time_limit, solver_object=self.solver_,
             )
-        else:
-            from clusteropt.solvers.cvxpy_backend import solve_cvxpy
+            return result
+        from clusteropt.solvers.cvxpy_backend import solve_cvxpy
 
-            result = solve_cvxpy(
-                self.model, self.spec, native, tee=tee, time_limit=opts["time_limit"],
-                mip=self.problem_class == "MILP",
-            )
-        self.n_solves_ += 1
-        log.debug("persistent solve %d: %s", self.n_solves_, result.summary())
-        return check_optimal(result, raise_on_nonoptimal)
+        return solve_cvxpy(
+            self.model, self.spec, native, tee=tee, time_limit=time_limit, mip=self.problem_class == "MILP",
+        )

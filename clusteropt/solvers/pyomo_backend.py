@@ -87,7 +87,8 @@ def variable_values(model: pyo.ConcreteModel) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     for comp in model.component_objects(pyo.Var, active=True, descend_into=True):
         vals = np.array(
-            [np.nan if v.value is None else float(v.value) for v in comp.values()], dtype=float
+            # + 0.0: a solver's -0.0 (CPLEX) reads as 0.0
+            [np.nan if v.value is None else float(v.value) + 0.0 for v in comp.values()], dtype=float
         )
         if not comp.is_indexed():
             out[comp.name] = vals.reshape(())
@@ -355,6 +356,8 @@ def _solve_legacy(model, spec, native, options, tee, time_limit, obj, mip):
     maximize = obj.sense == pyo.maximize
     bound = res.problem.upper_bound if maximize else res.problem.lower_bound
     bound = _number(bound)
+    if not has_solution or (bound is not None and abs(bound) >= SOLVER_INFINITY):
+        bound = None  # no point, or CPLEX's 1e75 / Xpress's 1e40: no bound
     if bound is None and has_solution:
         bound = log_bound
     if bound is not None and objective is not None and (bound < objective if maximize else bound > objective):
@@ -366,6 +369,11 @@ def _solve_legacy(model, spec, native, options, tee, time_limit, obj, mip):
         model, spec, term, has_solution, objective, bound, mip, build_s=max(total - solve_s, 0.0),
         solve_s=solve_s, raw={"status": str(res.solver.termination_condition), "native": res},
     )
+
+
+SOLVER_INFINITY = 1e20
+"""A bound of this magnitude or more from a classic Pyomo interface is none (CPLEX reports 1e75,
+Xpress 1e40 for an infeasible or unbounded model)."""
 
 
 def _glpk_log(term: Termination, log_text: str) -> tuple[Termination, float | None]:

@@ -53,7 +53,10 @@ OptionMap = Mapping[str, Callable[[Any], dict[str, Any]]]
 INSTALL_HINTS: dict[str, str] = {
     "highspy": "pip install highspy",
     "pyscipopt": "pip install 'clusteropt[scip]'",
-    "gurobipy": "pip install gurobipy; Gurobi needs a licence beyond its size-limited one",
+    "gurobipy": "pip install gurobipy (or 'clusteropt[solvers]'); its bundled licence is size-limited",
+    "cplex": "pip install cplex (or 'clusteropt[solvers]'); its Community Edition is size-limited",
+    "xpress": "pip install xpress (or 'clusteropt[solvers]'); its community licence is size-limited",
+    "coptpy": "pip install coptpy (or 'clusteropt[solvers]'); without a licence file it is size-limited",
     "clarabel": "pip install clarabel",
     "scs": "pip install scs",
     "cvxpy": "pip install cvxpy",
@@ -102,6 +105,10 @@ class SolverSpec:
     prepare: Callable[[int | None], None] | None = None
     """Called right before every solve with the thread count it sets (None: none), e.g. HiGHS's
     :func:`clusteropt.solvers.highs.prepare` (its process-wide thread pool and banner)."""
+    stdout_notices: bool = False
+    """Whether the solver's library prints notices (its licence's) on the C-level standard output,
+    whatever its options say; its solves then run with that output sent to standard error
+    (:func:`clusteropt.solvers.core.notices_to_stderr`), so that ``--json -`` stays JSON."""
 
     def available(self, backend: str | None = None) -> bool:
         """Whether the solver can be used here, through ``backend`` or through any backend."""
@@ -147,6 +154,35 @@ _CONTRIB: OptionMap = {
     "time_limit": _nest("config", "time_limit"),
     "mip_gap": _nest("config", "rel_gap"),
     "threads": _nest("config", "threads", cast=int),
+}
+
+
+# gurobipy parameters (CVXPY passes its keyword arguments on as such)
+_GUROBI: OptionMap = {
+    "time_limit": _nest("TimeLimit"),
+    "mip_gap": _nest("MIPGap"),
+    "threads": _nest("Threads", cast=int),
+}
+
+# CPLEX parameter paths (cplex.Cplex().parameters.mip.tolerances.mipgap)
+_CPLEX_PATHS: OptionMap = {
+    "time_limit": _nest("timelimit"),
+    "mip_gap": _nest("mip.tolerances.mipgap"),
+    "threads": _nest("threads", cast=int),
+}
+
+# Xpress controls (CVXPY sets every keyword that names a control)
+_XPRESS: OptionMap = {
+    "time_limit": _nest("timelimit"),
+    "mip_gap": _nest("miprelstop"),
+    "threads": _nest("threads", cast=int),
+}
+
+# COPT parameters (CVXPY passes its keyword arguments on as such)
+_COPT: OptionMap = {
+    "time_limit": _nest("TimeLimit"),
+    "mip_gap": _nest("RelGap"),
+    "threads": _nest("Threads", cast=int),
 }
 
 
@@ -289,31 +325,87 @@ SOLVERS: Mapping[str, SolverSpec] = {
         ),
         SolverSpec(
             "gurobi",
-            "Gurobi through gurobipy (needs a licence)",
+            "Gurobi through gurobipy (the pip edition's licence: 2,000 variables and constraints)",
             _caps("LP", "MILP", "QP", "SOC"),
             {
                 "pyomo": Route("gurobi_direct", ("gurobipy",), (), _CONTRIB, persistent="gurobi_persistent"),
-                "cvxpy": Route(
-                    "GUROBI",
-                    ("gurobipy", "cvxpy"),
+                "cvxpy": Route("GUROBI", ("gurobipy", "cvxpy"), (), _GUROBI),
+                "file": Route("gurobipy", ("gurobipy",), (), _GUROBI),
+            },
+            stdout_notices=True,  # "Restricted license - for non-production use only", once a process
+        ),
+        SolverSpec(
+            "cplex",
+            "IBM CPLEX through its Python API (the Community Edition: 1,000 variables and constraints)",
+            _caps("LP", "MILP", "QP", "SOC"),
+            {
+                # Pyomo's direct interface: the CPLEX parameter path with "_" for "."
+                "pyomo": Route(
+                    "cplex_direct",
+                    ("cplex",),
                     (),
                     {
-                        "time_limit": _nest("TimeLimit"),
-                        "mip_gap": _nest("MIPGap"),
-                        "threads": _nest("Threads", cast=int),
+                        "time_limit": _nest("solver_options", "timelimit"),
+                        "mip_gap": _nest("solver_options", "mip_tolerances_mipgap"),
+                        "threads": _nest("solver_options", "threads", cast=int),
                     },
                 ),
+                "cvxpy": Route(
+                    "CPLEX",
+                    ("cplex", "cvxpy"),
+                    (),
+                    {
+                        "time_limit": _nest("cplex_params", "timelimit"),
+                        "mip_gap": _nest("cplex_params", "mip.tolerances.mipgap"),
+                        "threads": _nest("cplex_params", "threads", cast=int),
+                    },
+                    reports_bound=False,  # CVXPY 1.9 hands over no CPLEX statistics
+                ),
+                "file": Route("cplex", ("cplex",), (), _CPLEX_PATHS),
             },
+        ),
+        SolverSpec(
+            "xpress",
+            "FICO Xpress through its Python API (the community licence: 5,000 variables and constraints)",
+            _caps("LP", "MILP", "QP", "SOC"),
+            {
+                "pyomo": Route(
+                    "xpress_direct",
+                    ("xpress",),
+                    (),
+                    {
+                        "time_limit": _nest("solver_options", "timelimit"),
+                        "mip_gap": _nest("solver_options", "miprelstop"),
+                        "threads": _nest("solver_options", "threads", cast=int),
+                    },
+                ),
+                "cvxpy": Route("XPRESS", ("xpress", "cvxpy"), (), _XPRESS,
+                               reports_bound=False),  # CVXPY 1.9 hands over no Xpress statistics
+                "file": Route("xpress", ("xpress",), (), _XPRESS),
+            },
+        ),
+        SolverSpec(
+            "copt",
+            "Cardinal Optimizer (COPT) through coptpy, CVXPY and files only (Pyomo has no COPT interface; "
+            "without a licence file: 2,000 variables and constraints)",
+            # not EXP_CONE: COPT 8.0.7's exponential-cone solve through CVXPY ended the process with an
+            # illegal instruction on this package's test machine
+            _caps("LP", "MILP", "SOC"),
+            {
+                "cvxpy": Route("COPT", ("coptpy", "cvxpy"), (), _COPT),
+                "file": Route("coptpy", ("coptpy",), (), _COPT),
+            },
+            stdout_notices=True,  # its licence search, at every environment it makes
         ),
     )
 }
 
 DEFAULTS: Mapping[str, tuple[str, ...]] = {
     # problem class -> solvers tried in order when ``solver=None``
-    "LP": ("highs", "scip", "clarabel", "gurobi", "cbc", "glpk"),
-    "MILP": ("highs", "scip", "gurobi", "cbc", "glpk"),
-    "QP": ("highs", "clarabel", "gurobi", "scs"),
-    "SOC": ("clarabel", "scs", "gurobi", "scip"),
+    "LP": ("highs", "scip", "clarabel", "gurobi", "cplex", "xpress", "copt", "cbc", "glpk"),
+    "MILP": ("highs", "scip", "gurobi", "cplex", "xpress", "copt", "cbc", "glpk"),
+    "QP": ("highs", "clarabel", "gurobi", "cplex", "xpress", "scs"),
+    "SOC": ("clarabel", "scs", "gurobi", "cplex", "xpress", "copt", "scip"),
     "EXP_CONE": ("clarabel", "scs"),
     "PSD": ("clarabel", "scs"),
 }
