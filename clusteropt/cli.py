@@ -396,9 +396,18 @@ def export_cmd(instance: str, file: str, model_name: str, relax: bool, slot: int
 @click.option("--relax", is_flag=True, help="Solve the continuous relaxation.")
 @click.option("--slot", type=int, default=None, help=_SLOT_HELP)
 @_PRICE_FORM_OPTION
-@click.option("--json", "json_path", type=str, default=None, help="Write the result to FILE (-: stdout).")
+@click.option("--json", "json_path", type=str, default=None,
+              help="Write the result to FILE (-: stdout): each variable's values twice, labelled by the model's "
+                   "own index (labelled_values: rows [key..., value], index_names: the key parts' sets) and as "
+                   "bare arrays (values).")
 def solve_cmd(instance, model_name, solver, time_limit, mip_gap, threads, relax, slot, price_form, json_path):
-    """Build and solve the model for INSTANCE; print the result (and write it as JSON)."""
+    """Build and solve the model for INSTANCE; print the result (and write it as JSON).
+
+    The JSON holds each variable twice: labelled_values keys it by the model's own index (job and
+    server ids, ports, slots), one row [key..., value] per entry, with index_names naming the key's
+    parts (y: [I, S]); values is the bare array (nested lists, the shape of SolveResult.values).
+    Variables of a model without index keys are keyed by array position.
+    """
     from clusteropt.solvers import SolverError, SolverUnavailableError, solve
 
     _refuse_overwrite(json_path, "--json", *_inputs(instance))

@@ -7,7 +7,8 @@ inspect ``model.v`` on a Pyomo model, and so that exported LP / MPS files carry 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -37,6 +38,11 @@ class CvxpyModel:
         Component name (a variable, constraint or parameter name, or ``"objective"``) -> the
         paper's symbol and equation, as Pyomo components carry in ``doc``; shown by
         :func:`clusteropt.models.summary.model_summary` and ``clusteropt build``.
+    index : Mapping[str, Mapping[str, Sequence]]
+        Variable name -> its axes in order, each the name of the index set and its keys (job ids,
+        server ids, slots), as a Pyomo variable is indexed: ``{"y": {"I": job_ids, "S": servers}}``.
+        A solve's :meth:`~clusteropt.solvers.SolveResult.labelled` then keys the values by them;
+        variables without an entry are keyed by array position.  Checked by :meth:`index_keys`.
 
     Examples
     --------
@@ -46,6 +52,12 @@ class CvxpyModel:
     >>> m = CvxpyModel(cp.Problem(cp.Maximize(x[0] + 2 * x[1]), [cap]), {"x": x}, {"cap": cap})
     >>> m.summary()
     {'variables': {'x': 2}, 'constraints': {'cap': 1}}
+
+    Indexed by the model's own keys:
+
+    >>> m = CvxpyModel(m.problem, {"x": x}, {"cap": cap}, index={"x": {"job": ["a", "b"]}})
+    >>> m.index_keys("x")
+    [('a',), ('b',)]
     """
 
     problem: cp.Problem
@@ -54,6 +66,31 @@ class CvxpyModel:
     parameters: Mapping[str, cp.Parameter] = field(default_factory=dict)
     name: str = "clusteropt"
     docs: Mapping[str, str] = field(default_factory=dict)
+    index: Mapping[str, Mapping[str, Sequence]] = field(default_factory=dict)
+
+    def index_keys(self, name: str) -> list[tuple] | None:
+        """Variable ``name``'s keys in the order of its values flattened row by row (numpy's C
+        order), from :attr:`index`; None when it has no entry.
+
+        Raises
+        ------
+        ValueError
+            When the axes' lengths are not the variable's shape.
+        """
+        axes = self.index.get(name)
+        if axes is None:
+            return None
+        shape = tuple(self.variables[name].shape)
+        lengths = tuple(len(keys) for keys in axes.values())
+        if lengths != shape:
+            raise ValueError(f"variable {name!r} has shape {shape}, its index {', '.join(axes)} has lengths "
+                             f"{lengths}")
+        return [tuple(key) for key in itertools.product(*(list(keys) for keys in axes.values()))]
+
+    def index_names(self, name: str) -> tuple[str, ...] | None:
+        """The names of variable ``name``'s index sets (:attr:`index`), or None."""
+        axes = self.index.get(name)
+        return None if axes is None else tuple(axes)
 
     def constraint_list(self, name: str) -> list[cp.Constraint]:
         """The constraints registered under ``name`` as a list."""

@@ -372,6 +372,7 @@ def solve_file(
     tee: bool = False,
     raise_on_nonoptimal: bool = True,
     options: dict[str, Any] | None = None,
+    model: Any = None,
 ) -> SolveResult:
     """Read an LP or MPS file into a solver and solve it (backend ``"file"``).
 
@@ -379,7 +380,10 @@ def solve_file(
     them, closed by ``end`` / ``ENDATA``, numbers below 1e15; see
     :func:`clusteropt.solvers.files.check_model_file`): solvers read damaged files leniently.
 
-    ``values`` are keyed by the file's column names.  Parameters are as for :func:`solve`.
+    ``values`` are keyed by the file's column names, or, given the ``model`` the file was written
+    from (:func:`~clusteropt.solvers.write_model`), by its variables as :func:`solve` keys them, with
+    the model's own index as ``labels`` (:func:`clusteropt.solvers.files.model_values`; the model
+    itself is not changed).  Other parameters are as for :func:`solve`.
 
     Raises
     ------
@@ -395,6 +399,19 @@ def solve_file(
     >>> _ = p.write_text("max\\n obj: x + 2 y\\nst\\n c1: x + y <= 3\\nbounds\\n y <= 1\\nend\\n")
     >>> solve_file(p).objective
     4.0
+
+    With the model the file was written from, the values come back keyed by its index:
+
+    >>> import pyomo.environ as pyo
+    >>> from clusteropt.solvers import write_model
+    >>> m = pyo.ConcreteModel()
+    >>> m.J = pyo.Set(initialize=["a", "b"])
+    >>> m.x = pyo.Var(m.J, bounds=(0, 2))
+    >>> m.c = pyo.Constraint(expr=m.x["a"] + m.x["b"] <= 3)
+    >>> m.o = pyo.Objective(expr=m.x["a"] + 2 * m.x["b"], sense=pyo.maximize)
+    >>> r = solve_file(write_model(m, p.with_name("m.lp")), model=m)
+    >>> r.labelled("x"), r.index_names["x"]
+    ({('a',): 1.0, ('b',): 2.0}, ('J',))
     """
     from clusteropt.solvers.files import _format_of, solve_file_with
 
@@ -409,6 +426,10 @@ def solve_file(
     )
     with notices_to_stderr(spec):
         result = solve_file_with(path, spec, native, tee)
+    if model is not None:
+        from clusteropt.solvers.files import model_values
+
+        result = model_values(result, model, path)
     log.info("%s", result.summary())
     return check_optimal(result, raise_on_nonoptimal)
 

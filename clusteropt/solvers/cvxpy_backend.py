@@ -286,6 +286,7 @@ def solve_cvxpy(
     native_options = _unclash(native_options, route.native, spec.name)
     start = time.perf_counter()
     scip: str | None = None  # SCIP's own status, read between CVXPY's steps
+    failure = ""  # the text of a CVXPY SolverError
     try:
         with warnings.catch_warnings():
             # CVXPY's "Solution may be inaccurate": such points are checked below instead
@@ -300,6 +301,7 @@ def solve_cvxpy(
             raise UnsuitableSolverError(f"{spec.name} cannot take this problem: {exc}") from exc
         log.warning("%s failed on the CVXPY problem: %s", spec.name, exc)
         status = cp.SOLVER_ERROR
+        failure = " ".join(str(exc).split())
     total = time.perf_counter() - start
     unpacked = status not in (cp.SOLVER_ERROR, _NO_POINT, _UNREADABLE)
     # a solve CVXPY did not unpack leaves the previous solve's statistics (and values) in the problem
@@ -310,7 +312,7 @@ def solve_cvxpy(
         solve_s = max(total - build_s, 0.0)
 
     term = CVXPY_STATUS.get(status, Termination.UNKNOWN)
-    raw: dict[str, Any] = {"status": status, "native": stats}
+    raw: dict[str, Any] = {"status": f"{status} ({failure})" if failure else status, "native": stats}
     if stats is not None and isinstance(stats.extra_stats, dict) and "scip_status" in stats.extra_stats:
         raw["status"] = f"{status} (scip: {stats.extra_stats['scip_status']})"
     if status == cp.UNBOUNDED and route.native in RAY_ONLY:
@@ -359,6 +361,7 @@ def solve_cvxpy(
     values = (
         {k: np.asarray(v.value, dtype=float) for k, v in named.items()} if has_solution else {}
     )
+    labels, index_names = cvxpy_labels(model) if has_solution else ({}, {})
     return SolveResult(
         termination=term,
         has_solution=has_solution,
@@ -371,9 +374,28 @@ def solve_cvxpy(
         build_seconds=float(build_s),
         solve_seconds=float(solve_s),
         raw=raw,
+        labels=labels,
+        index_names=index_names,
         max_violation=violation,
         feasibility_tol=tol,
     )
+
+
+def cvxpy_labels(model: cp.Problem | CvxpyModel) -> tuple[dict[str, list[tuple]], dict[str, tuple[str, ...]]]:
+    """The keys and index-set names of the variables a :class:`CvxpyModel` indexes
+    (``CvxpyModel.index``), for :class:`SolveResult`'s ``labels`` and ``index_names``; a bare problem
+    has none (its values are labelled by position).
+    """
+    if not isinstance(model, CvxpyModel):
+        return {}, {}
+    labels: dict[str, list[tuple]] = {}
+    names: dict[str, tuple[str, ...]] = {}
+    for name in model.index:
+        keys = model.index_keys(name)
+        index_names = model.index_names(name)
+        if keys is not None and index_names is not None:
+            labels[name], names[name] = keys, index_names
+    return labels, names
 
 
 #: ``status`` of a SCIP solve that stopped without a point, not unpacked into the problem.

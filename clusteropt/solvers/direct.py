@@ -28,7 +28,7 @@ import scipy.sparse as sp
 from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
 
 from clusteropt.solvers.highs import new_highs, run_live
-from clusteropt.solvers.pyomo_backend import variable_labels, variable_values
+from clusteropt.solvers.pyomo_backend import variable_index_names, variable_labels, variable_values
 from clusteropt.solvers.result import NotOptimalError, SolveResult, Termination, settle
 
 __all__ = ["WarmHighs", "highs_termination", "run_highs", "solve_highs_direct"]
@@ -308,7 +308,8 @@ def solve_highs_direct(model: pyo.ConcreteModel, *, time_limit: float | None = N
                          values=variable_values(model) if has_solution else {}, solver="highs",
                          backend="pyomo", build_seconds=t_lp - t0 + pass_s, solve_seconds=run_s,
                          raw={"status": status, "route": "direct"},
-                         labels=variable_labels(model) if has_solution else {})
+                         labels=variable_labels(model) if has_solution else {},
+                         index_names=variable_index_names(model) if has_solution else {})
     if raise_on_nonoptimal and term is not Termination.OPTIMAL:
         raise NotOptimalError(f"HiGHS (direct) stopped with {term.name} ({status}) on model {model.name!r}",
                               result)

@@ -1090,6 +1090,90 @@ def _scip_file(path: Path, spec: SolverSpec, native: dict[str, Any], tee: bool) 
                    status, model)
 
 
+def model_values(result: SolveResult, model: Any, path: Path) -> SolveResult:
+    """``result`` of solving ``path`` with its values keyed as :func:`clusteropt.solvers.solve` keys
+    them for ``model``, the model the file was written from (:func:`write_model`): one array per
+    variable (the same shapes), with the model's own index as ``labels`` and ``index_names``.
+
+    The file's column names are the writers' (Pyomo's LP and MPS labelers, the CVXPY export's
+    ``x(i_j)``); the file columns go back by them, the column-keyed values stay in
+    ``raw["columns"]``.  A variable the file lacks reads nan (Pyomo's writers leave out variables
+    no constraint or objective uses, and fixed ones, which read their fixed value).
+
+    Raises
+    ------
+    ValueError
+        A column of the file that no variable of ``model`` is written as (the file was written
+        from another model).
+    """
+    from dataclasses import replace
+
+    from clusteropt.solvers.core import backend_of
+
+    columns = dict(result.values)
+    if backend_of(model) == "pyomo":
+        values, labels, index_names, used = _pyomo_columns(model, columns, _format_of(path))
+    else:
+        values, labels, index_names, used = _cvxpy_columns(model, columns)
+    foreign = sorted(set(columns) - used)
+    if foreign:
+        shown_names = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+        raise ValueError(f"{path} has columns the model does not write ({shown_names}): was it written from "
+                         "another model?")
+    if not result.has_solution:
+        values, labels, index_names = {}, {}, {}
+    return replace(result, values=values, labels=labels, index_names=index_names,
+                   raw={**dict(result.raw), "columns": columns})
+
+
+def _pyomo_columns(model, columns, fmt):
+    import pyomo.environ as pyo
+    from pyomo.core.base.label import LPFileLabeler, TextLabeler
+
+    from clusteropt.solvers.pyomo_backend import _dense_shape, variable_index_names, variable_labels
+
+    labeler = LPFileLabeler() if fmt == "lp" else TextLabeler()  # as Pyomo's LP and MPS writers name them
+    values: dict[str, np.ndarray] = {}
+    used: set[str] = set()
+    for comp in model.component_objects(pyo.Var, active=True, descend_into=True):
+        row = []
+        for var in comp.values():
+            name = labeler(var)
+            if name in columns:
+                used.add(name)
+                row.append(float(columns[name]))
+            elif var.fixed and var.value is not None:
+                row.append(float(var.value))
+            else:
+                row.append(math.nan)
+        arr = np.array(row, dtype=float)
+        if not comp.is_indexed():
+            values[comp.name] = arr.reshape(())
+            continue
+        shape = _dense_shape(comp)
+        values[comp.name] = arr.reshape(shape) if shape else arr
+    return values, variable_labels(model), variable_index_names(model), used
+
+
+def _cvxpy_columns(model, columns):
+    from clusteropt.solvers.cvxpy_backend import _label, cvxpy_labels, unwrap
+
+    _, named = unwrap(model)
+    values: dict[str, np.ndarray] = {}
+    used: set[str] = set()
+    for name, var in named.items():
+        shape = tuple(var.shape)
+        arr = np.full(shape, math.nan)
+        for flat in range(math.prod(shape)):
+            column = _label(name, flat, shape)
+            if column in columns:
+                used.add(column)
+                arr[np.unravel_index(flat, shape, order="F")] = float(columns[column])
+        values[name] = arr
+    labels, index_names = cvxpy_labels(model)
+    return values, labels, index_names, used
+
+
 def _finish(spec, term, has_solution, objective, bound, mip, values, build_s, solve_s, status,
             native):
     term, bound, gap = settle(term, has_solution, objective, bound, mip=mip)

@@ -106,6 +106,34 @@ def variable_labels(model: pyo.ConcreteModel) -> dict[str, list[tuple]]:
             for comp in model.component_objects(pyo.Var, active=True, descend_into=True) if comp.is_indexed()}
 
 
+def variable_index_names(model: pyo.ConcreteModel) -> dict[str, tuple[str, ...]]:
+    """Each indexed variable's index-set names, one per part of its keys (:func:`variable_labels`):
+    ``y`` over ``m.I * m.S`` gives ``("I", "S")``; a set of pairs ``P`` gives ``("P.0", "P.1")``.
+    Variables over a set of unknown or mixed dimension get none.
+
+    >>> m = pyo.ConcreteModel()
+    >>> m.I, m.S = pyo.RangeSet(0, 1), pyo.Set(initialize=["a", "b"])
+    >>> m.y = pyo.Var(m.I, m.S)
+    >>> variable_index_names(m)
+    {'y': ('I', 'S')}
+    """
+    out: dict[str, tuple[str, ...]] = {}
+    for comp in model.component_objects(pyo.Var, active=True, descend_into=True):
+        if not comp.is_indexed():
+            continue
+        index = comp.index_set()
+        subsets = list(index.subsets()) if hasattr(index, "subsets") else [index]
+        names: list[str] = []
+        for sub in subsets:
+            dimen = getattr(sub, "dimen", None)
+            if not isinstance(dimen, int) or dimen < 1:
+                break
+            names += [sub.local_name] if dimen == 1 else [f"{sub.local_name}.{j}" for j in range(dimen)]
+        else:
+            out[comp.name] = tuple(names)
+    return out
+
+
 def _dense_shape(comp) -> tuple[int, ...] | None:
     index = comp.index_set()
     subsets = list(index.subsets()) if hasattr(index, "subsets") else [index]
@@ -241,14 +269,16 @@ def _solve_contrib(model, spec, native, options, tee, obj, mip, opt):
             **config,
         )
     except Exception as exc:
-        if not native.startswith("scip"):
+        if not (native.startswith("scip") or isinstance(exc, library_errors(native))):
             raise
         # PySCIPOpt raises a bare Exception when SCIP itself fails ("SCIP: error in LP solver!",
-        # e.g. on coefficients near its numerics/hugeval 1e15): a solver error, not a traceback
+        # e.g. on coefficients near its numerics/hugeval 1e15), gurobipy a GurobiError ("Model too
+        # large for size-limited license"): a solver error, not a traceback
         total = time.perf_counter() - start
-        log.warning("SCIP failed on the Pyomo model: %s", exc)
+        text = " ".join(str(exc).split())
+        log.warning("%s failed on the Pyomo model: %s", spec.name, text)
         return _finish(model, spec, Termination.ERROR, False, None, None, mip, build_s=total, solve_s=0.0,
-                       raw={"status": f"error: {exc}"}), opt
+                       raw={"status": f"error: {text}"}), opt
     total = time.perf_counter() - start
     try:
         solve_s = float(timer.get_total_time("optimize"))
@@ -282,6 +312,31 @@ def _solve_contrib(model, spec, native, options, tee, obj, mip, opt):
         model, spec, term, has_solution, objective, bound, mip, build_s=total - solve_s,
         solve_s=solve_s, raw=raw,
     ), opt
+
+
+def library_errors(native: str) -> tuple[type[BaseException], ...]:
+    """The exception classes a commercial solver's own library raises through a Pyomo interface
+    named ``native`` (a size-limited licence's refusal above all), which the routes report as
+    ``ERROR`` with their message; ``()`` for other interfaces.
+
+    >>> library_errors("highs")
+    ()
+    """
+    errors: list[type[BaseException]] = []
+    if native.startswith("gurobi"):
+        import gurobipy
+
+        errors.append(gurobipy.GurobiError)
+    elif native.startswith("cplex"):
+        from cplex.exceptions import CplexError
+
+        errors.append(CplexError)
+    elif native.startswith("xpress"):
+        import xpress
+
+        names = ("SolverError", "ModelError", "InterfaceError")
+        errors += [getattr(xpress, n) for n in names if hasattr(xpress, n)]
+    return tuple(errors)
 
 
 def _highs_refused_rows(opt) -> str | None:
@@ -342,7 +397,13 @@ def _solve_legacy(model, spec, native, options, tee, time_limit, obj, mip):
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         logfile = Path(tmp) / "solver.log"
-        res = opt.solve(model, tee=tee, load_solutions=False, logfile=str(logfile))
+        try:
+            res = opt.solve(model, tee=tee, load_solutions=False, logfile=str(logfile))
+        except library_errors(native) as exc:  # "CPLEX Error 1016: Community Edition. Problem size limits ..."
+            text = " ".join(str(exc).split())
+            log.warning("%s failed on the Pyomo model: %s", spec.name, text)
+            return _finish(model, spec, Termination.ERROR, False, None, None, mip,
+                           build_s=time.perf_counter() - start, solve_s=0.0, raw={"status": f"error: {text}"})
         log_text = logfile.read_text() if logfile.exists() else ""
     total = time.perf_counter() - start
     term = LEGACY_STATUS.get(res.solver.termination_condition, Termination.UNKNOWN)
@@ -408,6 +469,7 @@ def _finish(model, spec, term, has_solution, objective, bound, mip, *, build_s, 
     term, bound, gap = settle(term, has_solution, objective, bound, mip=mip)
     values = variable_values(model) if has_solution else {}
     labels = variable_labels(model) if has_solution else {}
+    index_names = variable_index_names(model) if has_solution else {}
     return SolveResult(
         termination=term,
         has_solution=has_solution,
@@ -421,4 +483,5 @@ def _finish(model, spec, term, has_solution, objective, bound, mip, *, build_s, 
         solve_seconds=float(solve_s),
         raw=raw,
         labels=labels,
+        index_names=index_names,
     )

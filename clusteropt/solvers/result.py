@@ -156,10 +156,15 @@ class SolveResult:
         Native details: at least ``"status"`` (the solver's own status text); the native
         results object under ``"native"`` where there is one.
     labels : Mapping[str, list[tuple]]
-        Pyomo results: each indexed variable's index keys, in the order of its flattened
-        ``values`` (the model's own index: ``(job, slot, dc)``, ``(i, server)``, ...).  Read them
-        with :meth:`labelled` or :meth:`series`; variables without labels (CVXPY, files) are
-        labelled by array position.
+        Each indexed variable's index keys, in the order of its flattened ``values`` (the model's
+        own index: ``(job, slot, dc)``, ``(i, server)``, ...): Pyomo variables, CVXPY variables
+        that their :class:`~clusteropt.models.CvxpyModel` indexes (``CvxpyModel.index``), and file
+        solves given the model they were written from (:func:`clusteropt.solvers.solve_file`'s
+        ``model``).  Read them with :meth:`labelled` or :meth:`series`; variables without labels
+        are labelled by array position.  ``values[name]`` stays the bare array.
+    index_names : Mapping[str, tuple[str, ...]]
+        The names of each labelled variable's index sets, one per part of its keys (``("I",
+        "S")``); written by :meth:`to_dict` beside the labelled values.
     max_violation, feasibility_tol : float or None
         CVXPY results with a point: the largest scaled constraint violation the package measured
         at it (:func:`clusteropt.solvers.cvxpy_backend.max_violation`) and the tolerance it was
@@ -180,6 +185,7 @@ class SolveResult:
     solve_seconds: float
     raw: Mapping[str, Any] = field(repr=False, compare=False)
     labels: Mapping[str, list] = field(default_factory=dict, repr=False, compare=False)
+    index_names: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False, compare=False)
     max_violation: float | None = field(default=None, compare=False)
     feasibility_tol: float | None = field(default=None, compare=False)
 
@@ -187,6 +193,7 @@ class SolveResult:
         object.__setattr__(self, "values", MappingProxyType(dict(self.values)))
         object.__setattr__(self, "raw", MappingProxyType(dict(self.raw)))
         object.__setattr__(self, "labels", MappingProxyType(dict(self.labels)))
+        object.__setattr__(self, "index_names", MappingProxyType(dict(self.index_names)))
 
     def labelled(self, name: str) -> dict[tuple, float]:
         """Variable ``name``'s values by index key: the model's own keys for Pyomo variables
@@ -258,8 +265,15 @@ class SolveResult:
         return text
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready dict: ``values`` as nested lists, ``labelled_values`` as rows
-        ``[*index key, value]`` per variable (:meth:`labelled`), ``raw`` reduced to its status text.
+        """Plain JSON-ready dict: ``values`` as nested lists (the bare arrays), ``labelled_values`` as
+        rows ``[*index key, value]`` per variable (:meth:`labelled`), ``index_names`` naming the key
+        parts of each variable that has them, ``raw`` reduced to its status text.
+
+        >>> r = SolveResult(Termination.OPTIMAL, True, 2.0, 2.0, 0.0, {"y": np.array([0.0, 2.0])}, "highs",
+        ...                 "pyomo", 0, 0, {}, labels={"y": [("a",), ("b",)]}, index_names={"y": ("J",)})
+        >>> d = r.to_dict()
+        >>> d["values"]["y"], d["labelled_values"]["y"], d["index_names"]["y"]
+        ([0.0, 2.0], [['a', 0.0], ['b', 2.0]], ['J'])
         """
         return {
             "termination": self.termination.value,
@@ -279,4 +293,5 @@ class SolveResult:
             "values": {k: np.asarray(v).tolist() for k, v in self.values.items()},
             "labelled_values": {k: [[*key, value] for key, value in self.labelled(k).items()]
                                 for k in self.values},
+            "index_names": {k: list(v) for k, v in self.index_names.items() if k in self.values},
         }
