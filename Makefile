@@ -64,3 +64,15 @@ lock: $(BIN)/python
 
 clean:
 	rm -rf $(VENV) $(LATEST) .pytest_cache .ruff_cache docs/_build docs/api
+
+# The commercial solvers for real: installs the solvers extra (the pip editions of Gurobi, CPLEX, Xpress and
+# COPT, each with its bundled size-limited licence) into .venv, then runs the solver tests, those marked
+# commercial among them (they skip, naming the package, where one is absent).
+.PHONY: test-solvers
+SOLVERS_STAMP := $(VENV)/.solvers-installed
+$(SOLVERS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e ".[dev,scip,dask,parquet,solvers]"
+	touch $(SOLVERS_STAMP)
+
+test-solvers: $(SOLVERS_STAMP)
+	$(BIN)/python -m pytest -m "not slow" -q -n 2 tests/solvers

@@ -37,7 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from clusteropt.models.cvxpy_model import CvxpyModel
-from clusteropt.solvers.registry import SolverSpec
+from clusteropt.solvers.registry import SolverSpec, library_errors
 from clusteropt.solvers.result import (
     SolveResult,
     Termination,
@@ -296,6 +296,10 @@ def solve_cvxpy(
             else:
                 problem.solve(solver=route.native, verbose=tee, **native_options)
                 status = problem.status
+    except library_errors(spec) as exc:  # Xpress's licence limit comes through CVXPY as it is
+        log.warning("%s failed on the CVXPY problem: %s", spec.name, exc)
+        status = cp.SOLVER_ERROR
+        failure = " ".join(str(exc).split())
     except cp.SolverError as exc:
         if "cannot solve" in str(exc):
             raise UnsuitableSolverError(f"{spec.name} cannot take this problem: {exc}") from exc

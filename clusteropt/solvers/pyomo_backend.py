@@ -25,7 +25,7 @@ from pyomo.contrib.solver.common.results import SolutionStatus
 from pyomo.contrib.solver.common.results import TerminationCondition as TC
 from pyomo.opt import TerminationCondition as LTC
 
-from clusteropt.solvers.registry import SolverSpec
+from clusteropt.solvers.registry import SolverSpec, library_errors
 from clusteropt.solvers.result import NO_SOLUTION, SolveResult, Termination, settle
 
 log = logging.getLogger(__name__)
@@ -269,7 +269,7 @@ def _solve_contrib(model, spec, native, options, tee, obj, mip, opt):
             **config,
         )
     except Exception as exc:
-        if not (native.startswith("scip") or isinstance(exc, library_errors(native))):
+        if not (native.startswith("scip") or isinstance(exc, library_errors(spec))):
             raise
         # PySCIPOpt raises a bare Exception when SCIP itself fails ("SCIP: error in LP solver!",
         # e.g. on coefficients near its numerics/hugeval 1e15), gurobipy a GurobiError ("Model too
@@ -312,31 +312,6 @@ def _solve_contrib(model, spec, native, options, tee, obj, mip, opt):
         model, spec, term, has_solution, objective, bound, mip, build_s=total - solve_s,
         solve_s=solve_s, raw=raw,
     ), opt
-
-
-def library_errors(native: str) -> tuple[type[BaseException], ...]:
-    """The exception classes a commercial solver's own library raises through a Pyomo interface
-    named ``native`` (a size-limited licence's refusal above all), which the routes report as
-    ``ERROR`` with their message; ``()`` for other interfaces.
-
-    >>> library_errors("highs")
-    ()
-    """
-    errors: list[type[BaseException]] = []
-    if native.startswith("gurobi"):
-        import gurobipy
-
-        errors.append(gurobipy.GurobiError)
-    elif native.startswith("cplex"):
-        from cplex.exceptions import CplexError
-
-        errors.append(CplexError)
-    elif native.startswith("xpress"):
-        import xpress
-
-        names = ("SolverError", "ModelError", "InterfaceError")
-        errors += [getattr(xpress, n) for n in names if hasattr(xpress, n)]
-    return tuple(errors)
 
 
 def _highs_refused_rows(opt) -> str | None:
@@ -399,7 +374,7 @@ def _solve_legacy(model, spec, native, options, tee, time_limit, obj, mip):
         logfile = Path(tmp) / "solver.log"
         try:
             res = opt.solve(model, tee=tee, load_solutions=False, logfile=str(logfile))
-        except library_errors(native) as exc:  # "CPLEX Error 1016: Community Edition. Problem size limits ..."
+        except library_errors(spec) as exc:  # "CPLEX Error 1016: Community Edition. Problem size limits ..."
             text = " ".join(str(exc).split())
             log.warning("%s failed on the Pyomo model: %s", spec.name, text)
             return _finish(model, spec, Termination.ERROR, False, None, None, mip,

@@ -105,6 +105,11 @@ class SolverSpec:
     prepare: Callable[[int | None], None] | None = None
     """Called right before every solve with the thread count it sets (None: none), e.g. HiGHS's
     :func:`clusteropt.solvers.highs.prepare` (its process-wide thread pool and banner)."""
+    errors: tuple[str, ...] = ()
+    """Dotted names of the exception classes the solver's library raises through Pyomo's and CVXPY's
+    interfaces and its own reader (a size-limited licence's refusal above all: "Model too large for
+    size-limited license", "CPLEX Error 1016", "?120 Error: Problem has too many rows and
+    columns"); the routes report them as ``ERROR`` with their message (:func:`library_errors`)."""
     stdout_notices: bool = False
     """Whether the solver's library prints notices (its licence's) on the C-level standard output,
     whatever its options say; its solves then run with that output sent to standard error
@@ -332,6 +337,7 @@ SOLVERS: Mapping[str, SolverSpec] = {
                 "cvxpy": Route("GUROBI", ("gurobipy", "cvxpy"), (), _GUROBI),
                 "file": Route("gurobipy", ("gurobipy",), (), _GUROBI),
             },
+            errors=("gurobipy.GurobiError",),
             stdout_notices=True,  # "Restricted license - for non-production use only", once a process
         ),
         SolverSpec(
@@ -363,6 +369,7 @@ SOLVERS: Mapping[str, SolverSpec] = {
                 ),
                 "file": Route("cplex", ("cplex",), (), _CPLEX_PATHS),
             },
+            errors=("cplex.exceptions.CplexError",),
         ),
         SolverSpec(
             "xpress",
@@ -383,6 +390,7 @@ SOLVERS: Mapping[str, SolverSpec] = {
                                reports_bound=False),  # CVXPY 1.9 hands over no Xpress statistics
                 "file": Route("xpress", ("xpress",), (), _XPRESS),
             },
+            errors=("xpress.SolverError", "xpress.ModelError", "xpress.InterfaceError"),
         ),
         SolverSpec(
             "copt",
@@ -395,6 +403,7 @@ SOLVERS: Mapping[str, SolverSpec] = {
                 "cvxpy": Route("COPT", ("coptpy", "cvxpy"), (), _COPT),
                 "file": Route("coptpy", ("coptpy",), (), _COPT),
             },
+            errors=("coptpy.CoptError",),
             stdout_notices=True,  # its licence search, at every environment it makes
         ),
     )
@@ -409,6 +418,20 @@ DEFAULTS: Mapping[str, tuple[str, ...]] = {
     "EXP_CONE": ("clarabel", "scs"),
     "PSD": ("clarabel", "scs"),
 }
+
+
+def library_errors(spec: SolverSpec) -> tuple[type[BaseException], ...]:
+    """The exception classes named by ``spec.errors``, imported (the solver's library is loaded by
+    then: a route is solving).
+
+    >>> library_errors(SOLVERS["highs"])
+    ()
+    """
+    out = []
+    for dotted in spec.errors:
+        module, _, name = dotted.rpartition(".")
+        out.append(getattr(importlib.import_module(module), name))
+    return tuple(out)
 
 
 def available_solvers(backend: str | None = None) -> list[str]:
