@@ -3,7 +3,9 @@
 Pyomo models are written by Pyomo's own LP and MPS writers with symbolic labels, so the file
 reads like the model (``x(a_1)``, ``cap(3)``).  Linear CVXPY problems are turned into matrices
 (:func:`clusteropt.solvers.cvxpy_backend.linear_form`) and written by HiGHS with the wrapper's
-names.  :func:`solve_file` reads a file straight into HiGHS (highspy) or SCIP (PySCIPOpt).
+names.  :func:`solve_file` reads a file straight into HiGHS (highspy), SCIP (PySCIPOpt), Gurobi
+(gurobipy), CPLEX, Xpress or COPT (coptpy), each with its own reader; given the model the file was
+written from, the values come back as that model's variables (:func:`model_values`).
 
 Before a solver reads it, :func:`check_model_file` checks the file's structure (free MPS, or
 CPLEX LP) and numbers line by line, because both readers take some damaged files as another

@@ -2,9 +2,11 @@
 
 HiGHS, SCIP and Gurobi go through Pyomo's newest (``pyomo.contrib.solver``) interfaces, which are
 persistent: the same solver object re-solves a model after parameters or bounds change, handing
-over only the changes (used by :class:`clusteropt.solvers.PersistentSolver`).  CBC and GLPK go
-through Pyomo's classic executable shells.  Native statuses are mapped through one table per
-interface family (:data:`CONTRIB_STATUS`, :data:`LEGACY_STATUS`) with ``UNKNOWN`` as the fallback.
+over only the changes (used by :class:`clusteropt.solvers.PersistentSolver`).  CPLEX and Xpress go
+through Pyomo's classic direct interfaces (``cplex_direct``, ``xpress_direct``: their Python APIs,
+no persistent re-solves), CBC and GLPK through its classic executable shells.  Native statuses are
+mapped through one table per interface family (:data:`CONTRIB_STATUS`, :data:`LEGACY_STATUS`) with
+``UNKNOWN`` as the fallback.
 """
 
 from __future__ import annotations
