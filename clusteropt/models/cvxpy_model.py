@@ -8,12 +8,21 @@ inspect ``model.v`` on a Pyomo model, and so that exported LP / MPS files carry 
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # imported lazily: listing the models (``clusteropt models``) needs no CVXPY
     import cvxpy as cp
+
+# Importing CVXPY imports every solver it finds; with Xpress 9.9 installed that runs Pyomo 6.10's
+# xpress_direct import hook, which asks the deprecated xpress.getversion, and Xpress warns with its
+# own DeprecationWarning (a FutureWarning, shown by default) on every command that imports CVXPY,
+# whatever the solve.  Only that one message is silenced, here: every CVXPY builder and the solvers
+# import this module before CVXPY.
+warnings.filterwarnings("ignore", message="Deprecated in Xpress 9.9: use xpress.getVersion instead",
+                        category=FutureWarning)
 
 __all__ = ["CvxpyModel"]
 

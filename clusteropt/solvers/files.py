@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from clusteropt.models.cvxpy_model import CvxpyModel
 from clusteropt.solvers.registry import SolverSpec
@@ -108,6 +107,7 @@ def write_model(model: Any, path: str | Path) -> Path:
 
 def _write_cvxpy(model, path: Path) -> None:
     import highspy
+    import scipy.sparse as sp  # here: listing solvers (clusteropt solvers) imports no scipy
 
     from clusteropt.solvers.cvxpy_backend import linear_form
 

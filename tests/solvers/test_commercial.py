@@ -33,7 +33,6 @@ from clusteropt.solvers import (
 pytestmark = [
     pytest.mark.commercial,
     pytest.mark.filterwarnings("ignore:Using the Community license"),  # Xpress's notice, at every first use
-    pytest.mark.filterwarnings("ignore:Deprecated in Xpress 9.9"),  # Pyomo 6.10's xpress_direct asks getversion
     pytest.mark.filterwarnings("ignore:Solution may be inaccurate"),
 ]
 
