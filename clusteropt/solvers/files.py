@@ -28,6 +28,7 @@ import re
 import shutil
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -1128,7 +1129,11 @@ def model_values(result: SolveResult, model: Any, path: Path) -> SolveResult:
                    raw={**dict(result.raw), "columns": columns})
 
 
-def _pyomo_columns(model, columns, fmt):
+_Columns = tuple[dict[str, np.ndarray], Mapping[str, list], Mapping[str, tuple[str, ...]], set[str]]
+"""A file solve's values as a model's variables: values, labels, index names, the file columns used."""
+
+
+def _pyomo_columns(model: Any, columns: dict[str, Any], fmt: str) -> _Columns:
     import pyomo.environ as pyo
     from pyomo.core.base.label import LPFileLabeler, TextLabeler
 
@@ -1157,7 +1162,7 @@ def _pyomo_columns(model, columns, fmt):
     return values, variable_labels(model), variable_index_names(model), used
 
 
-def _cvxpy_columns(model, columns):
+def _cvxpy_columns(model: Any, columns: dict[str, Any]) -> _Columns:
     from clusteropt.solvers.cvxpy_backend import _label, cvxpy_labels, unwrap
 
     _, named = unwrap(model)
