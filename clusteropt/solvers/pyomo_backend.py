@@ -246,12 +246,24 @@ def solve_pyomo(
     route = spec.route("pyomo")
     obj = _objective(model)
     mip = is_mip(model)
-    if solver_object is not None or uses_contrib(route.native):
-        opt = solver_object if solver_object is not None else make_contrib_solver(route.native)
-        check_native_options(route.native, native_options, set(opt.config.keys()))
-        return _solve_contrib(model, spec, route.native, native_options, tee, obj, mip, opt)
-    check_native_options(route.native, native_options)
-    return _solve_legacy(model, spec, route.native, native_options, tee, time_limit, obj, mip), None
+    native = route.native
+    if route.linear_only and solver_object is None and _nonlinear_objective(obj):
+        # e.g. Pyomo 6.10's gurobi_direct compiles a standard (linear) form and refuses a quadratic
+        # objective, which its persistent interface takes
+        native = route.persistent or native
+    if solver_object is not None or uses_contrib(native):
+        opt = solver_object if solver_object is not None else make_contrib_solver(native)
+        check_native_options(native, native_options, set(opt.config.keys()))
+        return _solve_contrib(model, spec, native, native_options, tee, obj, mip, opt)
+    check_native_options(native, native_options)
+    return _solve_legacy(model, spec, native, native_options, tee, time_limit, obj, mip), None
+
+
+def _nonlinear_objective(obj: pyo.Objective) -> bool:
+    from pyomo.core.expr.visitor import polynomial_degree
+
+    degree = polynomial_degree(obj.expr)
+    return degree is None or degree > 1
 
 
 def _solve_contrib(model, spec, native, options, tee, obj, mip, opt):

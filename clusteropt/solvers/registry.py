@@ -84,6 +84,9 @@ class Route:
     """Native name of the persistent interface (Pyomo routes), used by ``PersistentSolver``."""
     reports_bound: bool = True
     """Whether a MILP stopped at a limit comes back with its dual bound through this route."""
+    linear_only: bool = False
+    """Pyomo routes: whether the ``native`` interface takes linear objectives only; a quadratic one
+    then goes through the ``persistent`` interface."""
 
     def missing(self) -> list[str]:
         """Names of the modules / executables that are not installed here."""
@@ -333,7 +336,9 @@ SOLVERS: Mapping[str, SolverSpec] = {
             "Gurobi through gurobipy (the pip edition's licence: 2,000 variables and constraints)",
             _caps("LP", "MILP", "QP", "SOC"),
             {
-                "pyomo": Route("gurobi_direct", ("gurobipy",), (), _CONTRIB, persistent="gurobi_persistent"),
+                # gurobi_direct: Pyomo's standard-form compiler, one hand-off; linear models only
+                "pyomo": Route("gurobi_direct", ("gurobipy",), (), _CONTRIB, persistent="gurobi_persistent",
+                               linear_only=True),
                 "cvxpy": Route("GUROBI", ("gurobipy", "cvxpy"), (), _GUROBI),
                 "file": Route("gurobipy", ("gurobipy",), (), _GUROBI),
             },

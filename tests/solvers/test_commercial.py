@@ -249,3 +249,26 @@ def test_common_options_reach_the_solver_natively(solver, tmp_path):
         "copt": lambda m: (m.getParam("TimeLimit"), m.getParam("RelGap"), m.getParam("Threads")),
     }[solver]
     assert tuple(read(native)) == pytest.approx((7.5, 0.25, 1))
+
+
+@pytest.mark.parametrize("backend", ["pyomo", "cvxpy"])
+@pytest.mark.parametrize("solver", ["gurobi", "cplex", "xpress"])
+def test_a_quadratic_objective_solves_where_qp_is_declared(solver, backend):
+    import cvxpy as cp
+    import numpy as np
+    import pyomo.environ as pyo
+
+    if not SOLVERS[solver].available(backend):
+        pytest.skip(f"{solver} is not installed for {backend}")
+    if backend == "pyomo":
+        m = pyo.ConcreteModel()
+        m.x = pyo.Var([0, 1])
+        m.c = pyo.Constraint(expr=m.x[0] + m.x[1] <= 2)
+        m.o = pyo.Objective(expr=(m.x[0] - 1) ** 2 + (m.x[1] - 2) ** 2 + m.x[0])
+        model: Any = m
+    else:
+        x = cp.Variable(2, name="x")
+        model = cp.Problem(cp.Minimize(cp.sum_squares(x - np.array([1.0, 2.0])) + x[0]), [cp.sum(x) <= 2])
+    result = solve(model, solver)
+    # x = (0.25, 1.75): the projection of (0.5, 2) on x0 + x1 <= 2; Xpress's barrier stops at 5e-6
+    assert result.objective == pytest.approx(0.875, rel=1e-5), result.summary()
