@@ -240,7 +240,10 @@ def test_common_options_reach_the_solver_natively(solver, tmp_path):
     if not SOLVERS[solver].available("file"):
         pytest.skip(f"{solver} cannot read files here")
     path = write_model(CASE["worker-placement"].build(), tmp_path / "w.lp")
-    native = solve_file(path, solver, time_limit=7.5, mip_gap=0.25, threads=1).raw["native"]
+    # read back, whatever the solve's outcome (COPT took 3 to 5 s on this 32-variable MILP and ran into a 7.5 s
+    # limit on a loaded machine)
+    result = solve_file(path, solver, time_limit=7.5, mip_gap=0.25, threads=1, raise_on_nonoptimal=False)
+    native = result.raw["native"]
     read = {
         "gurobi": lambda m: (m.Params.TimeLimit, m.Params.MIPGap, m.Params.Threads),
         "cplex": lambda m: (m.parameters.timelimit.get(), m.parameters.mip.tolerances.mipgap.get(),
