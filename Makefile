@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 
 DOCS   := $(VENV)/.docs-installed
 
-.PHONY: demo test test-latest lint bench notebooks docs lock clean
+.PHONY: demo test test-latest smoke lint bench notebooks docs lock clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,12 @@ test-latest:
 	$(LATEST)/bin/python -c "from clusteropt.provenance import environment, environment_text; print('newest allowed:', environment_text(environment()))"
 	$(LATEST)/bin/python -m pytest -m "not slow" -q -n 2
 	$(LATEST)/bin/python -m benchmarks.record_check --solvers --strict --jobs 2 --out out/test-latest
+
+# The wheel, installed (not editable) in a fresh environment outside the checkout: every kind through
+# generate, build, solve with two solvers, export, solve-file, run, check, verify, and one quick
+# experiment per system (.ci/smoke.py).  About 3 minutes, most of it the install.
+smoke:
+	PYTHON=$(PYTHON) .ci/wheel-smoke
 
 # The API reference from the docstrings (Sphinx); any warning fails the build.
 $(DOCS): $(STAMP)

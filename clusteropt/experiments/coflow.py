@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import functools
 import json
-from pathlib import Path
 from typing import Any
 
 from clusteropt.experiments.spec import Experiment, register_experiment
@@ -38,9 +37,9 @@ COFLOW_POLICIES = (
     "primal-dual+greedy", "primal-dual+paper", "lp-order+greedy", "lp-order+paper", "sincronia+greedy",
     "sebf+greedy", "fifo+greedy", "smallest-first+greedy", "largest-first+greedy",
 )
-# the quick coflow-trace reads the repository's small sample trace (present in a clone, which is
-# where tests and notebooks run; the full variant reads the user's downloaded trace)
-_SAMPLE_TRACE = Path(__file__).resolve().parents[2] / "tests" / "data" / "coflow" / "small_benchmark.txt"
+# the quick coflow-trace reads the small sample trace shipped with the package (by name, so its cell
+# keys are the same on every machine); the full variant reads the user's downloaded trace
+_SAMPLE_TRACE = "package:coflow/small_benchmark.txt"
 
 
 @functools.lru_cache(maxsize=4)
@@ -55,7 +54,9 @@ def _instance_and_bound(params_json: str, seed: int):
         inst = random_coflows(int(params["n_coflows"]), int(params["n_ports"]), load=load,
                               release=spread != "at-0", weights=str(params["weights"]), seed=seed)
     elif "trace" in params:
-        inst = read_coflow_benchmark(params["trace"], unit_mb=float(params["unit_mb"]),
+        from clusteropt.data import resolve
+
+        inst = read_coflow_benchmark(resolve(str(params["trace"])), unit_mb=float(params["unit_mb"]),
                                      slot_ms=float(params["slot_ms"]))
     else:
         inst = random_coflows(int(params["n_coflows"]), int(params["n_ports"]), load=float(params["load"]),
@@ -215,7 +216,7 @@ register_experiment(
         paper="001",
         root_seed=1001,
         timeout=3600.0,
-        quick={"grid": {"trace": [str(_SAMPLE_TRACE)]}, "timeout": 120.0},
+        quick={"grid": {"trace": [_SAMPLE_TRACE]}, "timeout": 120.0},
         figures={"ratio-bars": _ratio_bars},
         tables={"ratio": _ratio_table},
     )
