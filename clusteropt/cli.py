@@ -834,6 +834,24 @@ def generate_coflow_cmd(n_coflows, n_ports, width, size, arrival, load, no_relea
           f"units, releases 0 .. {int(inst.release.max())} -> {out_path}", out_path)
 
 
+@generate_group.command("worker-placement")
+@click.option("--jobs", "n_jobs", type=click.IntRange(min=1), default=8, show_default=True, help="DL jobs.")
+@click.option("--servers", "n_servers", type=click.IntRange(min=1), default=4, show_default=True,
+              help="GPU servers.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="The generator's seed.")
+@click.option("-o", "--output", "out_path", required=True, help="Instance file to write (JSON; -: stdout).")
+def generate_worker_placement_cmd(n_jobs, n_servers, seed, out_path) -> None:
+    """Random jobs and servers for one slot's worker placement (paper 000, Eqs. (2), (4))."""
+    from clusteropt.instances import random_worker_placement
+
+    try:
+        inst = random_worker_placement(n_jobs, n_servers, seed=seed)
+    except (InstanceError, ValueError) as exc:
+        raise BadInput(str(exc)) from None
+    _write_instance(inst, out_path)
+    _echo(f"{inst.n_jobs} jobs x {inst.n_servers} servers (seed {seed}) -> {out_path}", out_path)
+
+
 @generate_group.command("gadget")
 @click.option("--preset", type=click.Choice(["paper", "small", "tiny"]), default="paper", show_default=True,
               help="Paper 000 setting: Sec. VI-1 (T = 200, 50-server fat-tree), or a small / tiny one.")
