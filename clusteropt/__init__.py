@@ -1,5 +1,9 @@
 """clusteropt: optimization models for scheduling and placing distributed-computing jobs.
 
+The verbs, the same for every system (:mod:`clusteropt.verbs`): ``generate``, ``load``, ``save``,
+``build``, ``solve``, ``write_model``, ``solve_file``, ``run``, ``check``, ``list_models``,
+``list_policies``, ``list_solvers``.
+
 Rooms: ``instances`` (problems as data), ``models`` (Pyomo / CVXPY builders), ``solvers``
 (solve, export, persistent re-solve), ``rounding``, ``algorithms``, ``online``, ``verify``,
 ``experiments``; the ``clusteropt`` command lives in ``clusteropt.cli``.
@@ -19,6 +23,10 @@ _LAZY = {name: "clusteropt.solvers" for name in (
     "PersistentSolver", "SolveResult", "Termination", "available_solvers", "solve", "solve_file",
     "write_model",
 )}
+_LAZY.update({name: "clusteropt.verbs" for name in (
+    "build", "generate", "list_models", "list_solvers", "load", "save",
+)})
+_LAZY.update({name: "clusteropt.runs" for name in ("Run", "check", "list_policies", "run")})
 
 
 def __getattr__(name: str):
@@ -34,10 +42,20 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "PersistentSolver",
+    "Run",
     "SolveResult",
     "Termination",
     "__version__",
     "available_solvers",
+    "build",
+    "check",
+    "generate",
+    "list_models",
+    "list_policies",
+    "list_solvers",
+    "load",
+    "run",
+    "save",
     "solve",
     "solve_file",
     "write_model",

@@ -2,8 +2,9 @@
 
 Exit codes: 0 success; 2 bad input (one line on stderr, no traceback; also a file that cannot be
 read or written, named in the line, and running out of memory); 3 the solver found no solution
-(infeasible, unbounded, error, or a limit with no incumbent); 4 an experiment finished with failed
-or timed-out cells (they are in the store, with their errors).
+(infeasible, unbounded, error, or a limit with no incumbent), or a run's output failed its
+verification; 4 an experiment finished with failed or timed-out cells (they are in the store, with
+their errors), or ``clusteropt verify`` found an output not verified.
 
 Output options take ``-`` for stdout (the summary lines then go to stderr).  An output that is one
 of the command's inputs is refused; an output that is a link, a device or a FIFO is written
@@ -32,6 +33,7 @@ log = logging.getLogger(__name__)
 EXIT_BAD_INPUT = 2
 EXIT_SOLVER_FAILURE = 3
 EXIT_CELLS_FAILED = 4
+EXIT_NOT_VERIFIED = 4
 
 
 SEED = click.IntRange(min=0)
@@ -104,6 +106,12 @@ class SolverFailure(click.ClickException):
     """The solver produced no solution: printed as one line, exit code 3."""
 
     exit_code = EXIT_SOLVER_FAILURE
+
+
+class NotVerified(click.ClickException):
+    """``clusteropt verify``: the output is not a feasible run of the instance; exit code 4."""
+
+    exit_code = EXIT_NOT_VERIFIED
 
 
 class CellsFailed(click.ClickException):
@@ -232,11 +240,38 @@ def _cannot_write(path, exc: OSError) -> str:
     return why if why.startswith("cannot write") else f"cannot write {path}: {why}"
 
 
+#: Size-guard flags of build / export / solve -> the builder keyword they set (where the model has it).
+_SIZE_FLAGS = {"max_steps": "--max-steps", "max_binaries": "--max-binaries", "max_states": "--max-states"}
+
+
+def _size_options(f):
+    """The size-guard options of the model commands (each builder refuses a model past its limits
+    before building it; these raise them knowingly).
+    """
+    f = click.option("--max-states", type=click.IntRange(min=1), default=None,
+                     help="Realtime models: the most job-pattern states the exact region enumerates.")(f)
+    f = click.option("--max-binaries", type=click.IntRange(min=1), default=None,
+                     help="ring-dynamic-opt: the most binaries of the time-expanded MILP.")(f)
+    f = click.option("--max-steps", type=click.IntRange(min=1), default=None,
+                     help="ring-dynamic-opt: the most compressed request steps T'.")(f)
+    f = click.option("--max-variables", type=click.IntRange(min=0), default=None,
+                     help="The horizon-wide models (ddljs, the coflow and concurrent-open-shop MILPs, broker-milp "
+                          "over all slots), which count their variables first: the most they build (default "
+                          "2,000,000, about 2 GB; 0: no limit); as $CLUSTEROPT_MAX_VARIABLES.")(f)
+    return f
+
+
 def _build(path: str, model_name: str, relax: bool, slot: int | None = None, price_form: str | None = None,
-           quotient: bool = False):
+           quotient: bool = False, sizes: dict[str, int | None] | None = None):
     from clusteropt.models import get_model
+    from clusteropt.models.size import ENV_MAX_VARIABLES
 
     inst = _load(path)
+    sizes = dict(sizes or {})
+    limit = sizes.pop("max_variables", None)
+    before = os.environ.get(ENV_MAX_VARIABLES)
+    if limit is not None:  # the builders read the limit from the environment; restored below
+        os.environ[ENV_MAX_VARIABLES] = str(limit)
     try:
         spec = get_model(model_name)
         if price_form is not None and spec.kind != "broker":
@@ -254,9 +289,37 @@ def _build(path: str, model_name: str, relax: bool, slot: int | None = None, pri
         options: dict[str, int | str] = {} if slot is None else {"slot": slot}
         if price_form is not None:
             options["price_form"] = price_form
-        return inst, spec, spec.build(inst, relax=relax, **options)
+        import inspect
+
+        takes = inspect.signature(spec.builder).parameters
+        for key, value in sizes.items():
+            if value is None:
+                continue
+            if key not in takes:
+                raise ValueError(f"{_SIZE_FLAGS[key]} is not a limit of model {spec.name!r}")
+            options[key] = value
+        model = spec.build(inst, relax=relax, **options)
     except ValueError as exc:
         raise BadInput(str(exc)) from None
+    finally:
+        if limit is not None:
+            if before is None:
+                os.environ.pop(ENV_MAX_VARIABLES, None)
+            else:
+                os.environ[ENV_MAX_VARIABLES] = before
+    return inst, spec, model
+
+
+def _n_variables(model) -> int:
+    from clusteropt.models import model_summary
+
+    return sum(r["size"] for r in model_summary(model) if r["type"] == "variable")
+
+
+def _empty_model_text(spec, path: str, slot: int | None) -> str:
+    where = f" at slot {slot}" if slot is not None else ""
+    return (f"model {spec.name} built for {path}{where} has no variables (nothing to decide there: e.g. no job or "
+            "no state in that instance)")
 
 
 _QUOTIENT_OPTION = click.option(
@@ -298,22 +361,43 @@ def _listing(rows: list[dict], columns: list[str], as_json: bool) -> None:
 @_LISTING_JSON
 def solvers_cmd(as_json: bool) -> None:
     """List the registered solvers: backends, capabilities, and where they are available here."""
-    from clusteropt.solvers import solver_table
+    from clusteropt.verbs import list_solvers
 
-    _listing(solver_table(), ["name", "backends", "capabilities", "available"], as_json)
+    rows = list_solvers()
+    if as_json:
+        _listing(rows, [], True)
+        return
+    shown = [{**r, **{k: ", ".join(r[k]) or "no" for k in ("backends", "capabilities", "available")}}
+             for r in rows]
+    _listing(shown, ["name", "backends", "capabilities", "available"], False)
 
 
 @cli.command("models")
+@click.option("--kind", default=None, help="Only the models of this instance kind.")
 @_LISTING_JSON
-def models_cmd(as_json: bool) -> None:
+def models_cmd(kind: str | None, as_json: bool) -> None:
     """List the registered models with the instance kind each takes."""
-    from clusteropt.models import MODELS
+    from clusteropt.verbs import list_models
 
-    rows = [
-        {"model": m.name, "kind": m.kind, "backend": m.backend, "description": m.description}
-        for m in MODELS.values()
-    ]
-    _listing(rows, ["model", "kind", "backend", "description"], as_json)
+    _listing(list_models(kind), ["name", "kind", "backend", "description"], as_json)
+
+
+@cli.command("policies")
+@click.option("--kind", default=None, help="Only the policies of this instance kind.")
+@_LISTING_JSON
+def policies_cmd(kind: str | None, as_json: bool) -> None:
+    """List the registered policies of `clusteropt run`, by instance kind (the first is the default)."""
+    from clusteropt.runs import list_policies
+
+    try:
+        rows = list_policies(kind)
+    except ValueError as exc:
+        raise BadInput(f"--kind: {exc}") from None
+    if as_json:
+        _listing(rows, [], True)
+        return
+    shown = [{**r, "default": "yes" if r["default"] else ""} for r in rows]
+    _listing(shown, ["kind", "policy", "default", "description"], False)
 
 
 @cli.command("build")
@@ -325,18 +409,23 @@ def models_cmd(as_json: bool) -> None:
 @_QUOTIENT_OPTION
 @click.option("--export", "export_path", type=str, default=None,
               help="Also write the model to FILE (.lp or .mps; - writes LP to stdout).")
+@_size_options
 def build_cmd(instance: str, model_name: str, relax: bool, slot: int | None, price_form: str | None,
-              quotient: bool, export_path: str | None) -> None:
+              quotient: bool, export_path: str | None, **sizes) -> None:
     """Build a model for INSTANCE and print its components (sizes and equations)."""
     from clusteropt.models import model_summary
 
     _refuse_overwrite(export_path, "--export", *_inputs(instance))
-    _, spec, model = _build(instance, model_name, relax, slot, price_form, quotient)
+    _, spec, model = _build(instance, model_name, relax, slot, price_form, quotient, sizes)
     rows = model_summary(model)
     _echo(f"model {spec.name} ({spec.backend}){' relaxed' if relax else ''}: {spec.description}", export_path)
     _echo(_table(rows, ["component", "type", "size", "doc"]), export_path)
     totals = {t: sum(r["size"] for r in rows if r["type"] == t) for t in ("variable", "constraint")}
     _echo(f"{totals['variable']} variables, {totals['constraint']} constraints", export_path)
+    if not totals["variable"]:
+        if export_path:
+            raise BadInput(_empty_model_text(spec, instance, slot) + "; nothing exported")
+        click.echo(f"warning: {_empty_model_text(spec, instance, slot)}", err=True)
     if export_path:
         _export(model, export_path)
 
@@ -378,11 +467,18 @@ def _export(model, path: str) -> None:
 @click.option("--slot", type=int, default=None, help=_SLOT_HELP)
 @_PRICE_FORM_OPTION
 @_QUOTIENT_OPTION
+@_size_options
 def export_cmd(instance: str, file: str, model_name: str, relax: bool, slot: int | None,
-               price_form: str | None, quotient: bool) -> None:
-    """Write the model built for INSTANCE to FILE (.lp or .mps; - writes LP to stdout) with the paper's names."""
+               price_form: str | None, quotient: bool, **sizes) -> None:
+    """Write the model built for INSTANCE to FILE (.lp or .mps; - writes LP to stdout) with the paper's names.
+
+    A model with no variables (nothing to decide in that instance or slot) is refused: its file
+    would be empty.
+    """
     _refuse_overwrite(file, "FILE", *_inputs(instance))
-    _, _, model = _build(instance, model_name, relax, slot, price_form, quotient)
+    _, spec, model = _build(instance, model_name, relax, slot, price_form, quotient, sizes)
+    if not _n_variables(model):
+        raise BadInput(_empty_model_text(spec, instance, slot) + "; nothing exported")
     _export(model, file)
 
 
@@ -397,12 +493,16 @@ def export_cmd(instance: str, file: str, model_name: str, relax: bool, slot: int
 @click.option("--slot", type=int, default=None, help=_SLOT_HELP)
 @_PRICE_FORM_OPTION
 @click.option("--json", "json_path", type=str, default=None, help="Write the result to FILE (-: stdout).")
-def solve_cmd(instance, model_name, solver, time_limit, mip_gap, threads, relax, slot, price_form, json_path):
+@_size_options
+def solve_cmd(instance, model_name, solver, time_limit, mip_gap, threads, relax, slot, price_form, json_path,
+              **sizes):
     """Build and solve the model for INSTANCE; print the result (and write it as JSON)."""
     from clusteropt.solvers import SolverError, SolverUnavailableError, solve
 
     _refuse_overwrite(json_path, "--json", *_inputs(instance))
-    inst, spec, model = _build(instance, model_name, relax, slot, price_form)
+    inst, spec, model = _build(instance, model_name, relax, slot, price_form, sizes=sizes)
+    if not _n_variables(model):
+        click.echo(f"warning: {_empty_model_text(spec, instance, slot)}", err=True)
     try:
         result = solve(model, solver, time_limit=time_limit, mip_gap=mip_gap, threads=threads,
                        raise_on_nonoptimal=False)
@@ -425,6 +525,86 @@ def solve_cmd(instance, model_name, solver, time_limit, mip_gap, threads, relax,
         _write_text(json_path, json.dumps(payload, indent=1) + "\n")
         if not _is_stdout(json_path):
             click.echo(f"wrote {json_path}")
+
+
+@cli.command("solve-file")
+@click.argument("file", type=str)
+@click.option("--solver", default="highs", show_default=True,
+              help="Any installed solver with a file route (see `clusteropt solvers`: available 'file').")
+@click.option("--time-limit", type=SECONDS, default=None, help="Seconds.")
+@click.option("--mip-gap", type=GAP, default=None, help="Relative MIP gap.")
+@click.option("--threads", type=int, default=None, help="Solver threads.")
+@click.option("--json", "json_path", type=str, default=None,
+              help="Write the result to FILE (-: stdout): status, objective, bound and the values by column "
+                   "name.")
+def solve_file_cmd(file, solver, time_limit, mip_gap, threads, json_path):
+    """Solve an LP or MPS FILE (one written by `clusteropt export`, or any other) with SOLVER.
+
+    The file is checked for structure first (a damaged file is refused, not read leniently); the
+    values are keyed by the file's column names, which `export` writes as the model's own names.
+    """
+    from clusteropt.solvers import SolverError, SolverUnavailableError, solve_file
+
+    _refuse_overwrite(json_path, "--json", file)
+    try:
+        result = solve_file(file, solver, time_limit=time_limit, mip_gap=mip_gap, threads=threads,
+                            raise_on_nonoptimal=False)
+    except FileNotFoundError:
+        raise BadInput(f"no such model file: {file}") from None
+    except (ValueError, SolverUnavailableError, InstanceError) as exc:
+        raise BadInput(str(exc)) from None
+    except SolverError as exc:
+        raise SolverFailure(str(exc)) from None
+    _echo(f"{file}: {result.summary()}", json_path)
+    if not result.has_solution:
+        raise SolverFailure(f"no solution: {result.termination.value} ({result.raw.get('status')})")
+    if json_path:
+        from clusteropt.provenance import solver_block
+
+        options = {"time_limit": time_limit, "mip_gap": mip_gap, "threads": threads}
+        payload = {"file": file, **result.to_dict(),
+                   "provenance": _provenance(solver_block(result.solver, options))}
+        _write_text(json_path, json.dumps(payload, indent=1) + "\n")
+        if not _is_stdout(json_path):
+            click.echo(f"wrote {json_path}")
+
+
+@cli.command("verify")
+@click.argument("instance", type=str)
+@click.argument("output", type=str)
+@click.option("--json", "json_path", type=str, default=None,
+              help="Write the verdict to FILE (-: stdout): verified, value and the violations.")
+def verify_cmd(instance, output, json_path):
+    """Re-check OUTPUT (a run's out.json) against INSTANCE with clusteropt.verify alone.
+
+    The decisions are read from OUTPUT and replayed against INSTANCE; the costs are recounted.
+    Exit 0 when verified, 4 when not (the first violations on stderr), 2 when OUTPUT is not a run of
+    INSTANCE's kind or lacks what the check needs.
+    """
+    from clusteropt.runs import check, read_output
+
+    _refuse_overwrite(json_path, "--json", instance, output)
+    inst = _load(instance)
+    try:
+        data = read_output(output)
+        verdict = check(inst, data)
+    except (ValueError, TypeError) as exc:
+        raise BadInput(str(exc)) from None
+    value = getattr(verdict, "value", None)
+    shown = [str(v) for v in verdict.violations[:20]]
+    kind = data.get("system", inst.kind)
+    line = (f"{output}: {kind} run of {data.get('policy', '?')} on {instance}: verified {verdict.ok}"
+            + (f", value {value:.6g} (recounted)" if isinstance(value, int | float) and math.isfinite(value)
+               else "")
+            + ("" if verdict.ok else f", {len(verdict.violations)} violations"))
+    _echo(line, json_path)
+    if json_path:
+        payload = {"instance": instance, "output": output, "system": kind, "policy": data.get("policy"),
+                   "verified": bool(verdict.ok), "value": value if isinstance(value, int | float)
+                   and math.isfinite(value) else None, "violations": shown, "provenance": _provenance()}
+        _write_text(json_path, json.dumps(payload, indent=1) + "\n")
+    if not verdict.ok:
+        raise NotVerified("not verified: " + "; ".join(shown[:3]))
 
 
 @cli.command("demo")
@@ -553,7 +733,7 @@ def _write_instance(inst, path: str) -> None:
 
 
 #: Command options that name input files: written with their SHA-256 in every output's provenance.
-_INPUT_OPTIONS = ("instance", "trace", "prices", "transfer_costs")
+_INPUT_OPTIONS = ("instance", "trace", "prices", "transfer_costs", "file", "output")
 
 
 def _provenance(solver: dict | None = None) -> dict:
@@ -895,305 +1075,68 @@ def run_cmd(instance, policy, scheduler, lower_bound, kappa, online, epoch, fram
     """Run a policy on an instance; its output is verified.
 
     Coflow (and concurrent-open-shop) instances: order and schedule.  Realtime instances (paper 002):
-    simulate ``--frames`` frames and report each application's completion rate.  Ring instances
-    (paper 004): serve every request, migrate, and report communication, migration and load.
+    simulate ``--frames`` frames and report each application's completion rate.  GADGET and mlBroker
+    instances (papers 000, 003): decide every slot.  Ring instances (paper 004): serve every request,
+    migrate, and report communication, migration and load.  Each kind's runner is registered in
+    ``clusteropt.runs`` (``clusteropt policies`` lists them); a flag of another kind is refused.
     """
+    from click.core import ParameterSource
+
+    from clusteropt.runs import OptionError, get_runner
+    from clusteropt.runs import run as run_policy
+
     _refuse_overwrite(json_path, "--json", *_inputs(instance))
     inst = _load(instance)
-    if inst.kind == "concurrent-open-shop":
-        inst = inst.to_coflow()
-    if inst.kind != "coflow" and (online or epoch is not None):
+    ctx = click.get_current_context()
+    given = {name: value for name, value in ctx.params.items()
+             if name not in ("instance", "policy", "seed", "json_path")
+             and ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)}
+    if inst.kind not in ("coflow", "concurrent-open-shop") and ("online" in given or "epoch" in given):
         raise BadInput(f"--online and --epoch re-plan coflow orderings; {instance} is a {inst.kind} instance")
-    if inst.kind != "ring" and rate is not None:
+    if inst.kind != "ring" and "rate" in given:
         raise BadInput(f"--rate is the ring policy dynamic-mix's; {instance} is a {inst.kind} instance")
-    if inst.kind == "coflow":
-        _run_coflow(inst, policy or "primal-dual", scheduler, lower_bound, kappa, json_path, online=online,
-                    epoch=epoch)
-    elif inst.kind == "realtime":
-        _run_realtime(inst, policy or "sqrt-greedy", frames, seed, _floats(requirement, "--requirement"),
-                      json_path)
-    elif inst.kind == "gadget":
-        _run_gadget(inst, policy or "gadget", slot_solver, time_limit, seed, json_path, fill=fill,
-                    rounding=rounding_variant, mip_gap=mip_gap, warm=warm, embed_route=embed_route,
-                    select_algorithm=select_algorithm, select_classes=select_classes, select_route=select_route,
-                    quotient=quotient)
-    elif inst.kind == "broker":
-        _run_broker(inst, policy or "mlbroker", epsilon, price_form, seed, json_path, rounding_variant,
-                    trace_fractional, mip_gap=mip_gap, time_limit=time_limit)
-    elif inst.kind == "ring":
-        _run_ring(inst, policy or "dynamic", epsilon, seed, json_path, rate=rate)
-    else:
-        raise BadInput(f"{instance}: instances of kind {inst.kind!r} have no runner; `run` takes coflow, "
-                       "concurrent-open-shop, realtime, gadget, broker and ring instances")
-
-
-def _run_ring(inst, policy, epsilon, seed, json_path, *, rate=None) -> None:
-    from clusteropt.online.ring import POLICIES, make_policy, run_ring
-    from clusteropt.verify.ring import check_ring_run
-
-    if policy not in POLICIES:
-        raise BadInput(f"--policy {policy!r}; ring instances take {', '.join(POLICIES)}")
-    try:
-        params = {k: v for k, v in (("epsilon", epsilon), ("rate", rate)) if v is not None}
-        built = make_policy(policy, **params)
-        run = run_ring(built, inst, seed=seed, progress=True)
-    except ModuleNotFoundError as exc:
-        raise BadInput(f"ring policy {policy!r} is not available here ({exc})") from None
-    except ValueError as exc:
-        raise BadInput(str(exc)) from None
-    check = check_ring_run(inst, run)
-    row = {"policy": policy, "requests": inst.n_requests, "migrations": int(run.migrations.shape[0]),
-           "communication": check.communication_cost, "migration cost": check.migration_cost,
-           "total": check.value, "max load": check.max_load, "c*k": check.capacity,
-           "verified": check.feasible, "seconds": round(run.seconds, 3)}
-    _echo(f"ring: n = {inst.n}, {inst.servers} servers (k = {inst.k}), alpha {inst.alpha:g}, seed {seed}",
-          json_path)
-    _echo(_table([row], list(row)), json_path)
-    if json_path is not None:
-        _write_json(json_path, run.to_dict(check))
-    if not check.feasible:
-        raise SolverFailure(f"the run failed verification: {'; '.join(str(v) for v in check.violations[:3])}")
-
-
-def _run_broker(inst, policy, epsilon, price_form, seed, json_path, rounding_variant=None,
-                trace_fractional=False, *, mip_gap=None, time_limit=None) -> None:
-    import math
-
-    from clusteropt.online import run_online
-    from clusteropt.online.broker import make_policy, trace_json
-    from clusteropt.online.driver import fallback_note, fallback_summary
-    from clusteropt.provenance import solver_block
-    from clusteropt.verify import check_broker_schedule
-
-    mlbroker = policy in ("mlbroker", "mlbroker-plus")
-    if not mlbroker and policy not in ("local", "central", "oasis"):
-        raise BadInput(f"--policy {policy!r}; broker instances take mlbroker, mlbroker-plus, local, central or "
-                       "oasis")
-    if rounding_variant not in (None, "package", "paper"):
-        raise BadInput(f"--rounding {rounding_variant} is GADGET's; mlBroker takes package (default) or paper")
-    if not mlbroker:
-        for option, value in (("--epsilon", epsilon), ("--rounding", rounding_variant),
-                              ("--trace-fractional", trace_fractional or None)):
-            if value is not None:
-                raise BadInput(f"{option} is a parameter of mlbroker, not of {policy}")
-    if policy != "mlbroker-plus":
-        for option, value in (("--mip-gap", mip_gap), ("--time-limit", time_limit)):
-            if value is not None:
-                raise BadInput(f"{option} is a parameter of mlbroker-plus's slot MILP (and GADGET's exact slot "
-                               f"solver), not of {policy}")
     if trace_fractional and json_path is None:
         raise BadInput("--trace-fractional writes into the --json output; give --json FILE")
-    options = {"epsilon": epsilon, "price_form": price_form, "rounding_variant": rounding_variant or "package",
-               "keep_trace": trace_fractional} if mlbroker else {}
-    if policy == "mlbroker-plus":
-        options.update(slot_gap=mip_gap, slot_time_limit=time_limit)
     try:
-        built = make_policy(policy, **options)
-        run = run_online(built, inst, horizon=inst.horizon, seed=seed, progress=True)
+        spec = get_runner(inst.kind)
+    except ValueError as exc:
+        raise BadInput(f"{instance}: {exc}") from None
+    options = {_RUN_OPTION.get(name, name): value for name, value in given.items()}
+    for name in options:
+        if name not in spec.options:
+            raise BadInput(f"{_run_flag(name)} is not an option of {spec.kind} runs; they take "
+                           f"{', '.join(_run_flag(o) for o in spec.options)}")
+    if "requirement" in options:
+        options["requirement"] = _floats(requirement, "--requirement")
+    try:
+        result = run_policy(inst, policy, seed=seed, progress=True, **options)
+    except OptionError as exc:
+        raise BadInput(exc.render(_run_flag)) from None
+    except ModuleNotFoundError as exc:
+        raise BadInput(f"policy {policy!r} is not available here ({exc})") from None
     except ValueError as exc:
         raise BadInput(str(exc)) from None
-    except RuntimeError as exc:
+    except RuntimeError as exc:  # a solve without solution where the policy has no fallback
         raise SolverFailure(str(exc)) from None
-    check = check_broker_schedule(inst, run.schedule)
-    totals = check.cost_totals()
-    fallbacks = fallback_summary(run.slot_info)
-    note = fallback_note(fallbacks, inst.horizon)
-    retried = sum(int(d.get("attempts", 1)) > 1 for d in run.slot_info)
-    retry_text = f"; problem (10) solved again with retry settings in {retried} slots" if retried else ""
-    _echo(f"{policy}{f' ({note})' if note else ''}: {inst.n_jobs} jobs over {inst.horizon} slots, total cost "
-          f"{check.total_cost:.6g} (C1 {totals['C1']:.4g}, C2 {totals['C2']:.4g}, C3 {totals['C3']:.4g}, "
-          f"C4 {totals['C4']:.4g}), {run.seconds:.2f} s deciding; verified {check.ok}{retry_text}", json_path)
+    _echo(result.summary, json_path)
     if json_path is not None:
-        params = built.get_params()
-        lp_solver = solver_block("highs")  # the transportation LP for q (and OASiS's placement MILPs)
-        solver = solver_block(params["solver"]) if mlbroker else lp_solver
-        if mlbroker:
-            params.update(solver=solver, lp_solver=lp_solver)
-        out = {"policy": policy, "seed": seed, "params": params, **run.to_json_dict(inst)}
-        out["fallbacks"] = fallbacks  # slots decided by the policy's documented fallback
-        out["retried_slots"] = retried
-        out["total_cost"] = check.total_cost  # the verifier's recount
-        out["costs"] = totals
-        out["verified"] = check.ok
-        out["violations"] = [str(v) for v in check.violations[:20]]
-        if mlbroker:
-            frac = {c: math.fsum(float(d[f"fractional_{c}"]) for d in run.slot_info)
-                    for c in ("C1", "C2", "C3", "C4")}
-            out["fractional_costs"] = {**frac, "total": math.fsum(frac.values())}
-            big_m = inst.big_m
-            out["big_m"] = {"M": {str(r): dict(zip(inst.resources, big_m[r].tolist(), strict=True))
-                                  for r in range(inst.n_dcs)},
-                            "U": int(inst.big_u), "M_used": price_form == "bigm"}
-            if trace_fractional:
-                out["fractional"] = trace_json(inst, built)
-        _write_json(json_path, out, solver=solver)
-    if not check.ok:
-        shown = "; ".join(str(v) for v in check.violations[:3])
-        raise SolverFailure(f"the decisions failed verification: {shown}")
+        _write_json(json_path, result.out, solver=result.solver)
+    if result.warning is not None:
+        click.echo(f"warning: {OptionError(result.warning).render(_run_flag)}", err=True)
+    elif not result.ok:
+        raise SolverFailure(result.failure or "the run failed verification")
 
 
-def _run_gadget(inst, policy, slot_solver, time_limit, seed, json_path, *, fill=None, rounding=None,
-                mip_gap=None, warm=False, embed_route=None, select_algorithm=None, select_classes=False,
-                select_route=None, quotient=False) -> None:
-    """GADGET runs.  ``--rounding paper`` (Alg. 2 lines 7-9) may overload servers and links, as
-    Theorem 8 allows: such a run is reported (``verified false``, the overload in the summary line,
-    a warning on stderr, the counts in the JSON) and exits 0, since the user asked for exactly
-    that rounding; any other violation, or an overload in any other mode, exits 3.
-    """
-    from clusteropt.online import run_online
-    from clusteropt.online.gadget import CAPACITY_CONSTRAINTS, capacity_overload, make_policy
-    from clusteropt.provenance import solver_block
-    from clusteropt.verify import check_gadget_schedule
+#: ``run`` parameter -> the runner's option, where the names differ.
+_RUN_OPTION = {"rounding_variant": "rounding"}
 
-    if rounding == "package":
-        raise BadInput("--rounding package is mlBroker's; GADGET's lp-rs-mde slot solver takes safe (default) "
-                       "or paper")
-    if policy == "gadget":
-        if rounding == "paper" and slot_solver != "lp-rs-mde":
-            raise BadInput(f"--rounding paper is Alg. 2's rounding; use it with --slot-solver lp-rs-mde, "
-                           f"not {slot_solver}")
-        if warm and slot_solver != "lp-rs-mde":
-            raise BadInput(f"--warm re-solves the LPs of --slot-solver lp-rs-mde, not of {slot_solver}")
-        for option, value in (("--embed-route", embed_route), ("--select-lp", select_algorithm),
-                              ("--server-classes", select_classes or None), ("--select-route", select_route)):
-            if value is not None and slot_solver != "lp-rs-mde":
-                raise BadInput(f"{option} is an option of --slot-solver lp-rs-mde, not of {slot_solver}")
-        options = {"slot_solver": slot_solver, "fill": fill or "greedy", "rounding": rounding or "safe",
-                   "warm": warm, "embed_route": embed_route or "lp",
-                   "select_algorithm": select_algorithm or "simplex", "select_classes": bool(select_classes),
-                   "select_route": select_route or "full", "quotient": bool(quotient)}
-        # unset: the policy's defaults (the exact slot solver's limit and gap), recorded in its params
-        options.update({k: v for k, v in (("time_limit", time_limit), ("mip_gap", mip_gap)) if v is not None})
-    else:
-        for option, value in (("--fill", fill), ("--rounding", rounding), ("--mip-gap", mip_gap),
-                              ("--warm", warm or None), ("--embed-route", embed_route),
-                              ("--select-lp", select_algorithm), ("--server-classes", select_classes or None),
-                              ("--select-route", select_route), ("--quotient-tree", quotient or None)):
-            if value is not None:
-                raise BadInput(f"{option} is a parameter of the gadget policy, not of {policy}")
-        options = {}
-    try:
-        run = run_online(make_policy(policy, **options), inst, horizon=inst.horizon, seed=seed, progress=True)
-    except ValueError as exc:
-        raise BadInput(str(exc)) from None
-    except RuntimeError as exc:  # a slot solver found no solution (e.g. --time-limit too short)
-        raise SolverFailure(str(exc)) from None
-    check = check_gadget_schedule(inst, run.schedule)
-    assert check.worker_slots is not None  # the checker always counts them
-    overload = capacity_overload(inst, check)
-    paper = policy == "gadget" and rounding == "paper"
-    if policy == "gadget":
-        label = f"{policy} ({', '.join([slot_solver] + (['paper rounding'] if paper else []))}"
-        label += ", no fill)" if options["fill"] == "none" else ")"
-    else:
-        label = policy
-    not_optimal = [t for t, d in enumerate(run.slot_info, start=1)
-                   if d.get("termination") not in (None, "OPTIMAL")]
-    if not_optimal:  # the exact slot ILP stopped by --time-limit: the incumbent decided those slots
-        label += (f" ({len(not_optimal)} of {inst.horizon} slots not proved optimal: the incumbent at the "
-                  "time limit)")
-    over_text = ""
-    if overload["capacity_violations"] or paper:
-        over_text = (f"; capacity violations {overload['capacity_violations']} in {overload['overloaded_slots']} "
-                     f"slots, worst load {overload['max_load_ratio']:.4g} x capacity")
-    _echo(f"{label}: {inst.n_jobs} jobs over {inst.horizon} slots, total utility {check.total_utility:.6g}, "
-          f"{int(check.worker_slots.sum())} worker-slots, {run.seconds:.2f} s deciding; verified {check.ok}"
-          f"{over_text}", json_path)
-    if json_path is not None:
-        out = run.to_json_dict(inst)
-        out["seed"] = seed
-        out["total_utility"] = check.total_utility  # the verifier's recount
-        out["slots_not_optimal"] = not_optimal
-        out["verified"] = check.ok
-        out["violations"] = [str(v) for v in check.violations[:20]]
-        out.update(overload)
-        solver = None
-        if policy == "gadget" and slot_solver == "exact":
-            solver = solver_block(run.params.get("solver"), {"time_limit": run.params.get("time_limit"),
-                                                             "mip_gap": run.params.get("mip_gap"),
-                                                             "builder": run.params.get("builder")})
-        elif policy == "gadget" and slot_solver == "lp-rs-mde":
-            from clusteropt.rounding.gadget import EMBED_HIGHS_OPTIONS, SELECT_HIGHS_OPTIONS
-
-            solver = solver_block(run.params.get("solver"), {"select": dict(SELECT_HIGHS_OPTIONS),
-                                                             "embed": dict(EMBED_HIGHS_OPTIONS)})
-        _write_json(json_path, out, solver=solver)
-    if check.ok:
-        return
-    other = [v for v in check.violations if v.constraint not in CAPACITY_CONSTRAINTS]
-    if paper and not other:
-        click.echo(f"warning: --rounding paper (Alg. 2 lines 7-9) overloaded {overload['capacity_violations']} "
-                   f"server resources / links in {overload['overloaded_slots']} slots (worst load "
-                   f"{overload['max_load_ratio']:.4g} x capacity), as Theorem 8 allows; the schedule is not "
-                   "feasible (verified False)", err=True)
-        return
-    raise SolverFailure(f"the schedule failed verification: {'; '.join(str(v) for v in check.violations[:3])}")
+#: A runner option -> its flag, where it is not ``--`` + the name with dashes.
+_RUN_FLAG = {"scheduler": "--schedule", "select_algorithm": "--select-lp", "select_classes": "--server-classes",
+             "quotient": "--quotient-tree"}
 
 
-def _run_coflow(inst, policy, scheduler, lower_bound, kappa, json_path, *, online=False, epoch=None) -> None:
-    from clusteropt.algorithms.coflow.pipeline import run_coflow
-    from clusteropt.solvers import SolverError
-
-    # weights, the LP's costs, are at most MAX_MAGNITUDE (the loader refuses more), far below HiGHS's
-    # infinite_cost
-    try:
-        result = run_coflow(inst, policy, scheduler, lower_bound=lower_bound, kappa=kappa, progress=True,
-                            online=online, epoch=epoch)
-    except ValueError as exc:
-        raise BadInput(str(exc)) from None
-    except SolverError as exc:
-        raise SolverFailure(f"the LP lower bound: {exc}") from None
-    how = (f"online, re-planned at {result.replan_slots} slots" if online
-           else "online" if result.online else "offline")
-    line = (f"{policy} + {scheduler} ({how}): total weighted CCT {result.total_weighted_cct:.6g}, "
-            f"{result.schedule.n_blocks} blocks, makespan {result.schedule.makespan}, "
-            f"verified {result.verified}")
-    if result.lower_bound is not None:
-        ratio = "undefined: the bound is 0" if result.ratio is None else f"{result.ratio:.4f}"
-        line += f"; LP bound {result.lower_bound:.6g} (ratio {ratio})"
-        if result.bound_converged is False:  # row generation stopped early: a valid bound, not the LP optimum
-            line += (" (row generation did not converge: a valid lower bound, not the LP optimum"
-                     + ("; lp-order's order comes from that relaxation)" if policy == "lp-order" else ")"))
-    if inst.release.any():
-        late = result.from_release(inst)
-        line += f"; counted from release: {late['total']:.6g}, mean CCT {late['mean']:.4g} slots"
-        if late["mean_seconds"] is not None:
-            line += f" = {late['mean_seconds']:.4g} s"
-        if late["ratio"] is not None:
-            line += f" (ratio {late['ratio']:.4f} to the bound on that scale)"
-    _echo(line, json_path)
-    if json_path is not None:
-        _write_json(json_path, result.to_json_dict(inst))
-    if not result.verified:
-        raise SolverFailure(f"the schedule failed verification: {'; '.join(result.violations[:3])}")
-
-
-def _run_realtime(inst, policy, frames, seed, requirement, json_path) -> None:
-    from clusteropt.online import run_online
-    from clusteropt.online.realtime import make_policy
-    from clusteropt.verify import check_realtime_run
-
-    try:
-        if requirement is not None:
-            inst = inst.with_requirement(requirement)
-        run = run_online(make_policy(policy), inst, horizon=frames, seed=seed, progress=True, unit="frame")
-    except (InstanceError, ValueError) as exc:
-        raise BadInput(str(exc)) from None
-    except RuntimeError as exc:  # the max-weight ILP of a frame not proved optimal: no fallback
-        raise SolverFailure(str(exc)) from None
-    check = check_realtime_run(inst, run)
-    assert check.rates is not None and inst.requirement is not None  # always recounted / set by validation
-    rates = ", ".join(f"{x:.4f}" for x in check.rates)
-    _echo(f"{policy}: {frames} frames, completion rates [{rates}] vs requirement "
-          f"{inst.requirement.tolist()}; fulfilled (within 0.01) {run.fulfilled()}; "
-          f"verified {check.feasible}", json_path)
-    if json_path is not None:
-        out = run.to_json_dict()
-        out["completion_rate"] = check.rates.tolist()  # the verifier's recount
-        out["verified"] = check.feasible
-        _write_json(json_path, out)
-    if not check.feasible:
-        raise SolverFailure(f"the run failed verification: {'; '.join(str(v) for v in check.violations[:3])}")
+def _run_flag(option: str) -> str:
+    return _RUN_FLAG.get(option, "--" + option.replace("_", "-"))
 
 
 @cli.command("region")
@@ -1561,7 +1504,7 @@ def main(argv: list[str] | None = None) -> int:
     except click.Abort:
         click.echo("aborted", err=True)
         return 1
-    except (BadInput, SolverFailure, CellsFailed) as exc:
+    except (BadInput, SolverFailure, CellsFailed, NotVerified) as exc:
         click.echo(f"error: {exc.format_message()}", err=True)
         return exc.exit_code
     except click.ClickException as exc:  # usage errors from click itself

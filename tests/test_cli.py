@@ -140,8 +140,8 @@ def test_models(capsys):
 def test_listings_as_json(capsys):
     code, out, _ = run(capsys, "models", "--json")
     models = json.loads(out)
-    assert code == 0 and {m["model"] for m in models} == set(registry_module.MODELS)
-    assert all(set(m) == {"model", "kind", "backend", "description"} for m in models)
+    assert code == 0 and {m["name"] for m in models} == set(registry_module.MODELS)
+    assert all(set(m) == {"name", "kind", "backend", "description"} for m in models)
     code, out, _ = run(capsys, "solvers", "--json")
     solvers = {s["name"]: s for s in json.loads(out)}
     assert code == 0 and "pyomo" in solvers["highs"]["available"] and "description" in solvers["highs"]

@@ -69,7 +69,7 @@ def test_bad_input_is_one_line(small, capsys):
     code, _, err = run(capsys, "run", small, "--policy", "local", "--epsilon", "0.2")
     assert code == 2 and "--epsilon is a parameter of mlbroker" in err and "Traceback" not in err
     code, _, err = run(capsys, "run", small, "--policy", "gadget")
-    assert code == 2 and "mlbroker, mlbroker-plus, local, central or oasis" in err
+    assert code == 2 and "broker instances take mlbroker, mlbroker-plus, local, central, oasis" in err
     code, _, err = run(capsys, "run", small, "--epsilon", "-1")
     assert code == 2 and "epsilon" in err and "Traceback" not in err
     code, _, err = run(capsys, "run", small, "--policy", "central", "--mip-gap", "0.01")

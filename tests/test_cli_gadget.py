@@ -77,7 +77,8 @@ def test_job_ids_map_positions_back_to_the_instance(small, tmp_path, capsys):
 
 def test_bad_input_is_one_line(small, tmp_path, capsys):
     code, _, err = run(capsys, "run", small, "--policy", "srtf")
-    assert code == 2 and "unknown policy" in err and "Traceback" not in err
+    assert code == 2 and "unknown --policy 'srtf'; gadget instances take gadget, fifo, drf, las" in err
+    assert "Traceback" not in err
     code, _, err = run(capsys, "build", small, "--model", "gvne", "--slot", "99")
     assert code == 2 and "1 .. 20" in err
     code, _, err = run(capsys, "generate", "gadget", "--jobs", "0", "-o", tmp_path / "x.json")

@@ -69,7 +69,7 @@ def test_region_with_exact(tmp_path, capsys, fig3):
 
 
 @pytest.mark.parametrize(("args", "match"), [
-    (["run", "{f}", "--policy", "nope"], "unknown realtime policy 'nope'"),
+    (["run", "{f}", "--policy", "nope"], "unknown --policy 'nope'; realtime instances take sqrt-greedy"),
     (["run", "{f}", "--frames", "0"], "'--frames': 0 is not in the range"),
     (["run", "{f}", "--requirement", "0.1,x"], r"--requirement\[1\] = 'x'"),
     (["run", "{f}", "--requirement", "0.1"], "requirement.shape"),

@@ -166,7 +166,7 @@ class RealtimeInstance(Instance):
                 raise ValueError(
                     f"{1 << min(free.size, 62)}{'+' if free.size > 62 else ''} job-pattern states "
                     f"(2^{free.size}) exceed max_states = {max_states}; the exact region needs a small "
-                    "instance (e.g. N = M = 3 has 2^9 = 512)")
+                    "instance (e.g. N = M = 3 has 2^9 = 512), or a higher max_states= (the CLI's --max-states)")
             base = g >= 1
             bits = np.array(list(itertools.product((False, True), repeat=free.size)), dtype=bool)
             bits = bits.reshape(-1, free.size)

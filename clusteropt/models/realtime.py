@@ -399,8 +399,9 @@ def _max_weight_builder(inst: RealtimeInstance, *, relax: bool = False) -> pyo.C
     return m
 
 
-def _region_builder(inst: RealtimeInstance, *, relax: bool = False) -> pyo.ConcreteModel:
-    return build_region_lp(inst)  # an LP already
+def _region_builder(inst: RealtimeInstance, *, relax: bool = False,
+                    max_states: int = MAX_STATES) -> pyo.ConcreteModel:
+    return build_region_lp(inst, max_states=max_states)  # an LP already
 
 
 register_model(ModelSpec(

@@ -234,7 +234,8 @@ def build_ring_dynamic_opt(instance: RingInstance, relax: bool = False, capacity
         raise ValueError(
             f"dynamic OPT model too large: T' = {T} compressed requests (of {instance.n_requests}), n = {n}, "
             f"l = {ns}: {binaries} x variables; limits max_steps = {max_steps}, max_binaries = {max_binaries}. "
-            "Use a shorter sequence, the LP bound of a prefix, or raise the limits knowingly")
+            "Use a shorter sequence, the LP bound of a prefix, or raise the limits knowingly (max_steps= / "
+            "max_binaries=; the CLI's --max-steps / --max-binaries)")
     m = pyo.ConcreteModel(name=f"ring-dynamic-opt-n{n}-l{ns}-T{T}")
     _common(m, instance, cap)
     m.steps = (edges, weights, starts)

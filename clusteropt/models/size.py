@@ -82,5 +82,5 @@ def check_model_size(model: str, n_variables: int, detail: str, *, advice: str =
     raise ModelTooLargeError(
         f"{model} would have {n_variables:,} variables ({detail}), above the limit of {limit:,} "
         f"(about {limit * 1e3 / 1e9:.2g} GB); refused before building. {advice + ' ' if advice else ''}"
-        f"Set {ENV_MAX_VARIABLES} to raise the limit knowingly (0: none)."
+        f"Raise the limit knowingly with ${ENV_MAX_VARIABLES} or the CLI's --max-variables (0: none)."
     )

@@ -48,6 +48,11 @@ class Check:
         """True when no constraint is violated."""
         return not self.violations
 
+    @property
+    def ok(self) -> bool:
+        """The verdict, the same as :attr:`feasible` (every checker's result has it)."""
+        return not self.violations
+
     def raise_if_infeasible(self) -> None:
         """Raise ``AssertionError`` listing the first violations (for tests and pipelines)."""
         if self.violations:

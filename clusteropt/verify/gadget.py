@@ -99,11 +99,6 @@ class GadgetCheck(Check):
     first_slot: int = 1
 
     @property
-    def ok(self) -> bool:
-        """True when no constraint is violated (same as ``feasible``)."""
-        return not self.violations
-
-    @property
     def n_violations(self) -> int:
         """Number of violations."""
         return len(self.violations)

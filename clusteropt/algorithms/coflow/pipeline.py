@@ -78,6 +78,8 @@ class CoflowRun:
     replan_slots: int | None = None
     params: dict[str, Any] = dataclasses.field(default_factory=dict)
     """Every setting that shaped the run, defaults included (:func:`run_coflow`), for ``out.json``."""
+    check: Any = dataclasses.field(default=None, repr=False, compare=False)
+    """The verifier's result (:func:`clusteropt.verify.check_coflow_schedule`) of ``schedule``."""
 
     @property
     def online(self) -> bool:
@@ -287,6 +289,7 @@ def run_coflow(
         seconds=seconds, replanned=bool(online), epoch=None if epoch is None else int(epoch), replan_slots=replans,
         params=_run_params(policy, scheduler, kappa=kappa, solver=solver, online=online, epoch=epoch,
                            lp=report_bound or policy == "lp-order"),
+        check=check,
     )
 
 

@@ -1,0 +1,66 @@
+"""Runs of the ring-partitioning policies (paper 004): serve every request, migrate, verify."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clusteropt.runs import OptionError, Run, RunnerSpec, register_runner
+
+__all__ = ["SPEC", "check_output", "run_ring_policy"]
+
+_POLICIES = {
+    "dynamic": "Thm 2.2's dynamic algorithm (random 2-HST + mirror-descent line MTS)",
+    "dynamic-mix": "ours: the dynamic algorithm with the HST and work-function line MTS combined",
+    "dynamic-soft": "the dynamic algorithm with the soft (entropic) line MTS",
+    "dynamic-wfa": "the dynamic algorithm with the deterministic work-function line MTS",
+    "static": "Thm 2.1's static algorithm (against the best fixed placement)",
+    "never": "baseline: never migrate",
+    "static-best": "baseline: the best arcs in hindsight, placed once",
+    "greedy": "baseline: move the cut off each requested edge greedily",
+}
+
+_OPTIONS = {
+    "epsilon": "the algorithm's epsilon (dynamic*, static, greedy; default: the algorithm's own)",
+    "rate": "dynamic-mix: learning-rate scale of the combined line MTS (default 2)",
+}
+
+
+def run_ring_policy(inst, policy: str, *, seed=0, progress=False, epsilon=None, rate=None) -> Run:
+    """Run a ring policy on ``inst`` (:func:`clusteropt.online.ring.run_ring`), checked by
+    :func:`clusteropt.verify.ring.check_ring_run`.
+    """
+    from clusteropt.online.ring import POLICIES, make_policy, run_ring
+    from clusteropt.verify.ring import check_ring_run
+
+    assert policy in POLICIES, policy  # run() checked it against the same table
+    params = {k: v for k, v in (("epsilon", epsilon), ("rate", rate)) if v is not None}
+    try:
+        built = make_policy(policy, **params)
+    except ModuleNotFoundError as exc:
+        raise OptionError(f"ring {{policy}} {policy!r} is not available here ({exc})") from None
+    result = run_ring(built, inst, seed=seed, progress=progress)
+    chk = check_ring_run(inst, result)
+    costs = {"communication": chk.communication_cost, "migration": chk.migration_cost, "total": chk.value,
+             "max_load": chk.max_load, "capacity": chk.capacity}
+    head = (f"ring: n = {inst.n}, {inst.servers} servers (k = {inst.k}), alpha {inst.alpha:g}, seed {seed}; "
+            f"{policy}: total {chk.value:.6g} (communication {chk.communication_cost:.6g}, migration "
+            f"{chk.migration_cost:.6g}), {int(result.migrations.shape[0])} migrations, max load {chk.max_load} "
+            f"of c*k = {chk.capacity:g}; verified {chk.feasible}")
+    failure = None if chk.feasible else (
+        f"the run failed verification: {'; '.join(str(v) for v in chk.violations[:3])}")
+    return Run(kind="ring", policy=policy, seed=seed, params=dict(result.params), summary=head, costs=costs,
+               ok=bool(chk.feasible), check=chk, result=result, instance=inst, out=result.to_dict(chk),
+               failure=failure)
+
+
+def check_output(inst, data) -> Any:
+    """Replay an ``out.json``'s migrations (:func:`clusteropt.verify.ring.check_ring_run`)."""
+    from clusteropt.runs import require
+    from clusteropt.verify.ring import check_ring_run
+
+    require(data, "migrations", "ring")
+    require(data, "initial", "ring")
+    return check_ring_run(inst, data)
+
+
+SPEC = register_runner(RunnerSpec("ring", _POLICIES, _OPTIONS, run_ring_policy, check_output))
