@@ -5,15 +5,18 @@ The manual is written in Markdown (MyST, ``myst_parser`` through ``myst_nb``): t
 reference generated from the click commands (``sphinx_click``), the notebooks with their
 committed outputs (``myst_nb``, never executed here) and the API reference.
 
-Two parts are generated here and not committed: the API reference, one page per module of the
-package (``docs/api/<module>.rst``), so a new module is documented without editing this file,
-and ``docs/notebooks/*.ipynb``, copies of the repository's ``notebooks/`` (Sphinx reads sources
-inside this folder only).  Docstrings are numpydoc style, read by ``sphinx.ext.napoleon``.
+Three parts are generated here and not committed: the API reference, one page per module of the
+package (``docs/api/<module>.rst``), so a new module is documented without editing this file;
+``docs/notebooks/*.ipynb``, copies of the repository's ``notebooks/`` (Sphinx reads sources
+inside this folder only); and ``docs/record/``, one page per recorded experiment with its tables
+and figures as ``benchmarks/results/experiments/`` holds them, so the manual shows the record as
+it is and never a copy that could drift from it.  Docstrings are numpydoc style, read by ``sphinx.ext.napoleon``.
 """
 
 from __future__ import annotations
 
 import pkgutil
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -87,5 +90,61 @@ def _copy_notebooks() -> list[str]:
     return names
 
 
+def _write_if_changed(path: Path, text: str) -> None:
+    if not path.exists() or path.read_text() != text:  # unchanged pages keep Sphinx's cache
+        path.write_text(text)
+
+
+def _unlink(cell: str) -> str:
+    """A Markdown cell's links as their text (the recorded index links files beside it)."""
+    return re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", cell).strip()
+
+
+def _write_record_pages() -> list[str]:
+    """One page per experiment of ``benchmarks/results/experiments/index.md``: what the index says
+    of it, then each of its own tables (Markdown, as recorded) and figures (PNG); an index page with
+    the index's table.  Returns the experiment names.
+    """
+    source = ROOT / "benchmarks" / "results" / "experiments"
+    target = DOCS / "record"
+    target.mkdir(exist_ok=True)
+    rows = [[c.strip() for c in line.strip().strip("|").split("|")]
+            for line in (source / "index.md").read_text().splitlines() if line.startswith("| [")]
+    from clusteropt.experiments import EXPERIMENTS
+
+    names, papers = [], []
+    for name_cell, recorded_paper, variant, code, seeds, cells, finished, files in rows:
+        name = _unlink(name_cell)
+        # The paper's sections as the experiment's registration names them now (a label, not data).
+        paper = EXPERIMENTS[name].paper if name in EXPERIMENTS else recorded_paper
+        names.append(name)
+        papers.append(paper)
+        rel = f"../../benchmarks/results/experiments/{name}"
+        text = (f"# {name}\n\nPaper {paper}; {variant} grid; code version `{code}`; seeds {seeds}; "
+                f"{cells} cells ok; finished {finished} (UTC). The files are in "
+                f"`benchmarks/results/experiments/{name}/` (also `results.csv`, one row per cell, and "
+                f"`summary.md`, the means per parameters and policy); made by `clusteropt experiment run "
+                f"{name} --store S` and `clusteropt experiment report {name} --store S --out DIR`.\n")
+        for file in re.findall(r"\[([^\]]+)\]", files):
+            path = source / name / file
+            if file.endswith(".md") and path.is_file():
+                text += f"\n## {file}\n\n{path.read_text().strip()}\n"
+            elif file.endswith(".png") and path.is_file():
+                text += f"\n## {file}\n\n![{name}: {file}]({rel}/{file})\n"
+        _write_if_changed(target / f"{name}.md", text)
+    table = ["| experiment | paper | variant | seeds (trials) | ok / cells | finished (UTC) |",
+             "|---|---|---|---|---|---|"]
+    table += [f"| [{name}]({name}.md) | {paper} | {r[2]} | {r[4]} | {r[5]} | {r[6]} |"
+              for name, paper, r in zip(names, papers, rows, strict=True)]
+    head = (source / "index.md").read_text().split("\n\n")[1].strip()
+    index = ("# Recorded experiments\n\nEvery registered experiment's recorded report, as "
+             "`benchmarks/results/experiments/` holds it (the paper pages quote these numbers, and "
+             "`tests/test_readme_numbers.py` checks every quoted number against these files). "
+             f"{head}\n\n" + "\n".join(table) + "\n\n```{toctree}\n:hidden:\n\n" + "\n".join(names) + "\n```\n")
+    _write_if_changed(target / "index.md", index)
+    return names
+
+
 _write_api_pages()
 _copy_notebooks()
+_write_record_pages()
