@@ -44,7 +44,8 @@ test-latest:
 smoke:
 	PYTHON=$(PYTHON) .ci/wheel-smoke
 
-# The API reference from the docstrings (Sphinx); any warning fails the build.
+# The manual (Sphinx: the guide, the paper pages, the CLI reference from the click commands, the
+# notebooks as committed, the API reference from the docstrings); any warning fails the build.
 $(DOCS): $(STAMP)
 	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e ".[dev,scip,dask,parquet,docs]"
 	touch $(DOCS)

@@ -1,4 +1,4 @@
-"""GADGET LP-RS-MDE per slot against the number of servers (issue 22 item 1).
+"""GADGET LP-RS-MDE per slot against the number of servers.
 
 The paper's cluster generator (:func:`clusteropt.instances.gadget.fat_tree_cluster`: 2-5 racks under
 one core switch, GPUs and server links drawn per server, so hardly two servers are interchangeable)

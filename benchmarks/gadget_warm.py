@@ -1,4 +1,4 @@
-"""GADGET LP-RS-MDE with warm re-solves across slots against the cold path (issue 22 item 2).
+"""GADGET LP-RS-MDE with warm re-solves across slots against the cold path.
 
 The same run twice, same instance and seed, after an unrecorded two-slot warm-up of the process:
 ``Gadget("lp-rs-mde")`` (every slot's two LPs built and solved afresh) and

@@ -231,7 +231,7 @@ register_experiment(
         policies=list(ARRIVAL_POLICIES),
         description="every ordering offline and re-planned online (+online) vs the spread of arrivals, "
                     "both objectives",
-        paper="001 (issue 23: coflows over time)",
+        paper="001 (coflows over time)",
         root_seed=1001,
         timeout=600.0,
         quick={"grid": {"n_coflows": [20], "n_ports": [6], "arrivals": ["at-0", "load-0.9"]}, "seeds": [0],

@@ -56,7 +56,8 @@ so the values of epsilon or of a knob meet the same instances.
     The static and dynamic algorithms' own split of their cost (communication, moving, merging,
     colour joins, rebalancing; initial rearrangement) on every pattern.
 ``ring-sensitivity``
-    The parameters the paper's text lost ([?] in the notes): lambda, theta and c factors, the
+    The parameters the paper's text lost ([?] in docs/algorithms/ring-partitioning.md): lambda, theta and c
+    factors, the
     max interval length of the static algorithm; theta of the randomized line MTS.  One knob at a
     time (``knob = "name=value"``; ``"default"`` is the reference).
 """
@@ -565,8 +566,9 @@ register_experiment(
                        "dynamic-soft.theta=4", "dynamic-soft.theta=96"]},
         seeds=[0],
         policies=["static", "dynamic-soft"],
-        description="sensitivity to the parameters the paper's text lost ([?] in the notes), one at a time",
-        paper="004 (notes A2-A4)",
+        description="sensitivity to the parameters the paper's text lost "
+                    "([?] in docs/algorithms/ring-partitioning.md), one at a time",
+        paper="004 (Secs. 3-4; docs/algorithms/ring-partitioning.md A2-A4)",
         root_seed=4000,
         timeout=1200.0,
         quick={"grid": {"n": [16], "pattern": ["uniform"], "knob": ["default", "static.lam=0.9"], "trial": [0],
