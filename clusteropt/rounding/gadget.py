@@ -95,11 +95,12 @@ PAPER_ROUTE = ("lp", "full")
 #: capacity relaxation, the same LP optima as :data:`PAPER_ROUTE` (:func:`resolve_routes`).
 FAST_ROUTE = ("colgen", "capacity")
 #: Servers from which ``"auto"`` takes :data:`FAST_ROUTE`.  Measured by ``python -m
-#: benchmarks.gadget_route`` (``benchmarks/results/gadget_route.md``: one slot, sqrt utility): on the
-#: tiny and small presets (4 and 8 servers, 20 jobs) every route takes well under 0.1 s CPU and
-#: the paper's route is kept; at 16 servers (100 jobs) the paper's route takes 3x the CPU of the fast
-#: one, at 50 (the paper's cluster) 20x, and from 200 servers on only the fast route stays near a
-#: second (the table's numbers are the reference; this comment quotes their order of magnitude).
+#: benchmarks.gadget_route`` (``benchmarks/results/gadget_route.md``: one slot, sqrt utility, CPU
+#: seconds of the whole slot): on the tiny and small presets (4 and 8 servers, 20 jobs) the paper's
+#: route takes 0.016 and 0.048 s, the fast one 0.016 and 0.038 s, so the paper's is kept there; with
+#: 100 jobs the paper's route takes 2.8x the fast one's CPU at 16 servers (0.335 s against 0.120 s),
+#: 11.7x at 50 (the paper's cluster: 7.39 s against 0.63 s), 64x at 100 and 200 servers (59 s and
+#: 110 s against 0.92 s and 1.73 s); at 400 servers the fast route takes 2.9 s.
 AUTO_SERVERS = 16
 #: HiGHS's algorithm for the ring-selection LP (Alg. 2 line 3): primal simplex
 #: (:data:`SELECT_HIGHS_OPTIONS`, the default) or the interior-point method with crossover (a vertex
@@ -208,20 +209,43 @@ def resolve_routes(cluster, *, embed_route: str = "auto", select_route: str = "a
                    form: str = "auto", embed_form: str = "auto", builder: str = "auto") -> tuple[str, str]:
     """The named ``(embed_route, select_route)`` LP-RS-MDE runs on ``cluster`` (Alg. 2 lines 3-6).
 
-    A named route is checked and returned (a :class:`ValueError` says why one cannot run here:
-    :func:`colgen_obstacle`, :func:`capacity_obstacle`).  ``"auto"`` resolves each of the two on its
-    own: the fast one (:data:`FAST_ROUTE`: ``"colgen"``, ``"capacity"``) on a cluster of at least
-    :data:`AUTO_SERVERS` servers where it applies, else the paper's (:data:`PAPER_ROUTE`: ``"lp"``,
-    ``"full"``).  Both give the same LP optima: the capacity route's selection is certified optimal
-    for the full selection LP (or that LP is solved), and column generation solves the augmented
-    LP itself.  Where an LP has several optima the routes may stop at different vertices, so a run
-    may keep other ring sizes or draw other mappings; name the route to repeat a run made with it.
+    A named route is checked and returned.  ``"auto"`` resolves each of the two on its own: the
+    fast one (:data:`FAST_ROUTE`: ``"colgen"``, ``"capacity"``) on a cluster of at least
+    :data:`AUTO_SERVERS` servers where it applies, else the paper's (:data:`PAPER_ROUTE`:
+    ``"lp"``, ``"full"``).  A ``builder`` named (``"matrix"`` or ``"pyomo"``: build these LPs so)
+    keeps the paper's route, whose LPs it builds.  Both routes reach the same LP optima: the
+    capacity route's selection is certified optimal for the full selection LP (or that LP is
+    solved), and column generation solves the augmented LP itself.  Where an LP has several optima
+    the routes may stop at different vertices, so a run may keep other ring sizes or draw other
+    mappings; name the route to repeat a run made with it.
 
     The choice: ``python -m benchmarks.gadget_route`` (``benchmarks/results/gadget_route.md``) times
     one slot of every route.  Below :data:`AUTO_SERVERS` servers (the tiny and small presets) all
-    four take well under 0.1 s CPU, so the paper's route costs nothing worth saving; from 16 servers
-    on the fast route takes a third of the paper's CPU or less, at 50 servers (the paper's cluster)
-    about a twentieth, and it is the one route that stays near a second at hundreds of servers.
+    four take under 0.05 s CPU, so the paper's route costs nothing worth saving; with 100 jobs the
+    fast route takes 1/2.8 of the paper's CPU at 16 servers, 1/11.7 at 50 (the paper's cluster)
+    and 1/64 at 100 and at 200, and it is the one route that stays within a few seconds at 400
+    servers (2.9 s CPU).  The selection LP's optimum and, for the same ring sizes, the augmented
+    LP's agree across the routes there to 1e-6.
+
+    Parameters
+    ----------
+    cluster : Cluster
+        The cluster the slots are solved on (with ``quotient=True`` the quotient tree).
+    embed_route, select_route : str
+        :data:`EMBED_ROUTES`, :data:`SELECT_ROUTES` (``"auto"``: choose).
+    solver, form, embed_form, builder
+        As in :func:`lp_rs_mde`: what the routes must run with.
+
+    Returns
+    -------
+    tuple of str
+        ``(embed_route, select_route)``, both named.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, or a named route that cannot run here, with the reason
+        (:func:`colgen_obstacle`, :func:`capacity_obstacle`).
 
     >>> from clusteropt.instances.gadget import gadget_preset
     >>> resolve_routes(gadget_preset("small", seed=0).cluster)
@@ -235,7 +259,9 @@ def resolve_routes(cluster, *, embed_route: str = "auto", select_route: str = "a
         raise ValueError(f"embed_route = {embed_route!r}; expected one of {EMBED_ROUTES}")
     if select_route not in SELECT_ROUTES:
         raise ValueError(f"select_route = {select_route!r}; expected one of {SELECT_ROUTES}")
-    large = cluster.n_servers >= AUTO_SERVERS
+    if builder not in BUILDERS:
+        raise ValueError(f"builder = {builder!r}; expected one of {BUILDERS}")
+    large = cluster.n_servers >= AUTO_SERVERS and builder == "auto"
     embed_no = colgen_obstacle(cluster, solver=solver, embed_form=embed_form)
     select_no = capacity_obstacle(cluster, solver=solver, form=form, builder=builder)
     if embed_route == "colgen" and embed_no is not None:
@@ -637,7 +663,8 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
 
     ``embed_route`` and ``select_route``: ``"auto"`` (the defaults) resolve by
     :func:`resolve_routes` from the cluster: the paper's route (``"lp"``, ``"full"``) below
-    :data:`AUTO_SERVERS` servers and wherever the fast one cannot run, column generation and the
+    :data:`AUTO_SERVERS` servers, wherever the fast one cannot run and with a ``builder`` named,
+    column generation and the
     certified capacity relaxation (``"colgen"``, ``"capacity"``) from there on (the same LP optima;
     measured by ``python -m benchmarks.gadget_route``, ``benchmarks/results/gadget_route.md``).  The
     info records the resolved names (``embed_route``, ``select_route``) and what was asked

@@ -68,7 +68,8 @@ def test_auto_never_picks_a_route_that_cannot_run():
     big = fat_tree_cluster(50, seed=0)
     assert resolve_routes(big, solver="scip") == PAPER_ROUTE  # column generation and the arrays are HiGHS's
     assert resolve_routes(big, form="flow") == ("colgen", "full")
-    assert resolve_routes(big, builder="pyomo") == ("colgen", "full")
+    assert resolve_routes(big, builder="pyomo") == PAPER_ROUTE  # a builder named: its LPs, the paper's route
+    assert resolve_routes(big, builder="matrix") == PAPER_ROUTE
     assert resolve_routes(big, embed_form="flow") == ("lp", "capacity")
     # each of the two resolves on its own
     assert resolve_routes(big, embed_route="lp") == ("lp", "capacity")
