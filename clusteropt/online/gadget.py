@@ -187,7 +187,8 @@ class Gadget:
         ``"lp-rs-mde"``: keep both HiGHS models alive across slots and re-solve an LP whose
         structure is the previous slot's from its basis, changing only costs and bounds
         (:class:`~clusteropt.solvers.direct.WarmHighs`).  Default False (every slot cold, as the
-        recorded runs were made).
+        recorded runs were made).  With ``embed_route`` ``"colgen"`` only the selection LP's model
+        is held (column generation builds its master afresh every slot).
     embed_route : {"auto", "lp", "colgen"}
         ``"lp-rs-mde"``: how Alg. 2 lines 4-6 are solved (:data:`clusteropt.rounding.gadget.EMBED_ROUTES`):
         the augmented LP then its decomposition (``"lp"``, the paper's order), or column generation
