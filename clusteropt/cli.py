@@ -1045,21 +1045,26 @@ def _ring_inline() -> int:
 @click.option("--mip-gap", type=GAP, default=None,
               help="GADGET exact, mlbroker-plus: relative MIP gap per slot (defaults 1e-4 and 0.005).")
 @click.option("--warm", is_flag=True,
-              help="GADGET lp-rs-mde: keep both HiGHS models across slots and re-solve an LP with the previous "
-                   "slot's structure from its basis (same optimal values; default: every slot cold).")
-@click.option("--embed-route", type=click.Choice(["lp", "colgen"]), default=None,
+              help="GADGET lp-rs-mde: keep the HiGHS models across slots (both with the lp route, the selection "
+                   "LP's with colgen) and re-solve an LP with the previous slot's structure from its basis "
+                   "(same optimal values; default: every slot cold).")
+@click.option("--embed-route", type=click.Choice(["auto", "lp", "colgen"]), default=None,
               help="GADGET lp-rs-mde: Alg. 2 lines 4-6 as the augmented LP then its decomposition (lp, the "
-                   "default), or by column generation over the valid mappings (colgen: tree clusters, the "
-                   "same LP optimum, scales with servers).")
+                   "paper's), or by column generation over the valid mappings (colgen: tree clusters, HiGHS; "
+                   "the same LP optimum, scales with servers).  auto (default): colgen from 16 servers on "
+                   "where it can run, else lp (benchmarks/results/gadget_route.md); out.json params record "
+                   "the route taken.")
 @click.option("--select-lp", "select_algorithm", type=click.Choice(["simplex", "ipm"]), default=None,
               help="GADGET lp-rs-mde: HiGHS's algorithm for the ring-selection LP (simplex: primal simplex, the "
                    "default; ipm: interior point with crossover, faster from a few hundred servers on).")
 @click.option("--server-classes", "select_classes", is_flag=True,
               help="GADGET lp-rs-mde: solve the ring-selection LP over classes of interchangeable servers (same "
                    "rack, capacity and link bandwidth; the same LP value, far smaller on homogeneous racks).")
-@click.option("--select-route", type=click.Choice(["full", "capacity"]), default=None,
-              help="GADGET lp-rs-mde: solve the ring-selection LP as built (full, the default) or first without "
-                   "its link rows, certified against the full LP (capacity; the full LP only when that fails).")
+@click.option("--select-route", type=click.Choice(["auto", "full", "capacity"]), default=None,
+              help="GADGET lp-rs-mde: solve the ring-selection LP as built (full, the paper's) or first without "
+                   "its link rows, certified against the full LP (capacity: tree clusters, HiGHS; the full LP "
+                   "only when that fails).  auto (default): capacity from 16 servers on where it can run, else "
+                   "full; out.json params record the route taken.")
 @click.option("--quotient-tree", "quotient", is_flag=True,
               help="GADGET (any slot solver): solve every slot on the fat-tree's quotient tree (parallel "
                    "switches and links merged; the same LP optimum as on the fat-tree) and route the rings on "
