@@ -23,7 +23,7 @@ vectors = arrays(np.float64, st.integers(1, 12), elements=st.floats(-50, 50))
 temps = st.floats(0.1, 20)
 
 
-# -- smooth minimum (Appendix A; docs/algorithms/ring-partitioning.md A3) ------------------------------------------------------------
+# -- smooth minimum (Appendix A; docs/algorithms/ring-partitioning.md A3) ----------------------------------
 
 @settings(max_examples=200, deadline=None)
 @given(vectors, temps)
