@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 
 DOCS   := $(VENV)/.docs-installed
 
-.PHONY: demo test test-latest smoke lint bench notebooks docs lock clean
+.PHONY: demo test test-slow test-latest smoke lint bench notebooks docs lock clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,11 @@ test-latest:
 	$(LATEST)/bin/python -c "from clusteropt.provenance import environment, environment_text; print('newest allowed:', environment_text(environment()))"
 	$(LATEST)/bin/python -m pytest -m "not slow" -q -n 2
 	$(LATEST)/bin/python -m benchmarks.record_check --solvers --strict --jobs 2 --out out/test-latest
+
+# The checks marked slow (deselected by `make test`): the quick modes of the session benchmarks and
+# the rarer solver-state cases; about 5 minutes.
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -m slow -q -n 2
 
 # The wheel, installed (not editable) in a fresh environment outside the checkout: every kind through
 # generate, build, solve with two solvers, export, solve-file, run, check, verify, and one quick
