@@ -611,7 +611,8 @@ def normalized_bars(
     ``mean(y of that value) / mean(y of the baseline)`` over the cluster's rows, so the baseline's
     bars are exactly 1; a dashed line marks 1.  A `by` value with no rows in a cluster gets no bar
     there.  No error bars are drawn.  A policy's bars have its colour (:data:`POLICY_STYLES`) and
-    the hatch of its line style (:data:`HATCHES`).
+    the hatch of its line style (:data:`HATCHES`).  Without `group` the bars are named below the
+    axis, slanted when their names would not fit side by side.
 
     Parameters
     ----------
@@ -690,7 +691,10 @@ def normalized_bars(
         centers.append(offset)
     ax.axhline(1.0, color="black", linestyle="--", linewidth=0.8)
     if group is None:
-        ax.set_xticks(centers, [f"{member}" for member in members])
+        names = [f"{member}" for member in members]
+        slanted = sum(map(len, names)) > 40  # more text than fits under the bars side by side
+        ax.set_xticks(centers, names, rotation=30 if slanted else 0, ha="right" if slanted else "center",
+                      rotation_mode="anchor")
         ax.set_xlabel(by)
     else:
         ax.set_xticks(range(len(clusters)), [f"{cluster}" for cluster in clusters])

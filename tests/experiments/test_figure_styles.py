@@ -313,3 +313,31 @@ def test_saved_figure_holds_a_label_past_the_edge(tmp_path):
     height = Image.open(png).size[1]
     assert height > 3.0 * 100 * 1.15  # grown to hold the text a quarter height below the edge
     assert np.asarray(Image.open(png).convert("L"))[-20:].min() < 128  # and the text is drawn there
+
+
+def test_bar_names_do_not_overlap():
+    """Slanted names are parallel strips: apart when the bars' spacing times sin(angle) exceeds a
+    line of text; upright names are apart when their boxes are."""
+    import itertools
+    import math
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    for names in (["a", "b", "c"], [f"{o}+greedy" for o in ("primal-dual", "sincronia", "sebf", "lp-order", "fifo",
+                                                             "smallest-first", "largest-first")]):
+        fig = normalized_bars(table_of(names), "y", baseline=names[0])
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()
+        renderer = canvas.get_renderer()
+        labels = fig.axes[0].get_xticklabels()
+        assert [t.get_text() for t in labels] == sorted(names)
+        angle = math.radians(labels[0].get_rotation())
+        if angle == 0:
+            boxes = [t.get_window_extent(renderer) for t in labels]
+            assert not any(a.overlaps(b) for k, a in enumerate(boxes) for b in boxes[k + 1:])
+            continue
+        height = max(renderer.get_text_width_height_descent(t.get_text(), t.get_fontproperties(), ismath=False)[1]
+                     for t in labels)  # a line of text, upright
+        anchors = sorted(fig.axes[0].transData.transform((float(x), 0.0))[0] for x in fig.axes[0].get_xticks())
+        spacing = min(b - a for a, b in itertools.pairwise(anchors))
+        assert spacing * math.sin(angle) > height, (spacing, angle, height)
