@@ -135,9 +135,7 @@ def _arrivals_lines(table):
     import numpy as np
     from matplotlib.figure import Figure
 
-    from clusteropt.experiments.plots import LINE_MARKERS
-
-    styles = {"greedy": "-", "paper": "--", "madd": "-.", "online": "-"}
+    from clusteropt.experiments.plots import policy_style
 
     means = _arrivals_table(table)
     x = {a: k for k, a in enumerate(ARRIVALS)}
@@ -149,14 +147,14 @@ def _arrivals_lines(table):
     fig = Figure(layout="constrained", figsize=(3.6 * cols, 3.2 * rows_n))
     axes = np.atleast_1d(fig.subplots(rows_n, cols, sharey=True)).ravel()
     for ax, ordering in zip(axes, orderings):
-        for k, schedule in enumerate(ARRIVAL_SCHEDULES):
-            rows = means[means.policy == f"{ordering}+{schedule}"].sort_values("arrivals", key=lambda c: c.map(x))
+        for schedule in ARRIVAL_SCHEDULES:
+            policy = f"{ordering}+{schedule}"
+            rows = means[means.policy == policy].sort_values("arrivals", key=lambda c: c.map(x))
             if rows.empty:
                 continue
             how = "online" if bool(rows.online.all()) else "offline"
-            ax.plot(rows.arrivals.map(x), rows.mean_cct_slots, color=f"C{k}", marker=LINE_MARKERS[k],
-                    linestyle=styles[schedule], linewidth=2.5 if schedule == "online" else 1.5,
-                    label=f"{schedule} ({how})")
+            ax.plot(rows.arrivals.map(x), rows.mean_cct_slots, linewidth=2.5 if schedule == "online" else 1.5,
+                    label=f"{policy} ({how})", **(policy_style(policy) or {}))
         ax.plot(best.index.map(x), best.to_numpy(), color="black", linestyle=":", linewidth=1.0,
                 label="best of all")
         ax.set_yscale("log")

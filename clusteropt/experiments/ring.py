@@ -361,7 +361,10 @@ def _ratio_figure(column: str, label: str):
             ax.axhline(1.0, color="black", linestyle=":", linewidth=1.0)
         for ax in axes[len(patterns):]:
             ax.set_visible(False)
-        fig.suptitle(f"{label} vs n (mean over seeds; OPT at capacity k, online runs at c k)")
+        ns = sorted(ok.loc[ok[column].notna(), "n"].unique())
+        where = "vs n" if len(ns) != 1 else f"at n = {int(ns[0])}, the only n with this optimum"
+        fig.suptitle(f"{label} {where} (mean over seeds; OPT at capacity k, each online run at the load "
+                     "its legend names)")
         return fig
 
     plot.__name__ = plot.__qualname__ = f"_ratio_figure_{column}"
@@ -401,7 +404,7 @@ def _hit_figure(table):
     line_plot(ok, "n", "cost_per_request", ax=left, logx=True, ci=None, xlabel="n",
               ylabel="cost per request", title="hit-the-cut (built against dynamic-wfa)")
     line_plot(ok, "n", "ratio_static", ax=right, logx=True, logy=True, ci=None, xlabel="n",
-              ylabel="ALG / OPT_static", title="against the static optimum")
+              ylabel="ALG / OPT_static", title="against the static optimum at capacity k")
     return fig
 
 

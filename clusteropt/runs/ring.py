@@ -45,7 +45,8 @@ def run_ring_policy(inst, policy: str, *, seed=0, progress=False, epsilon=None, 
     head = (f"ring: n = {inst.n}, {inst.servers} servers (k = {inst.k}), alpha {inst.alpha:g}, seed {seed}; "
             f"{policy}: total {chk.value:.6g} (communication {chk.communication_cost:.6g}, migration "
             f"{chk.migration_cost:.6g}), {int(result.migrations.shape[0])} migrations, max load {chk.max_load} "
-            f"of c*k = {chk.capacity:g}; verified {chk.feasible}")
+            f"(this run may load a server up to c*k = {chk.capacity:g}; the optima of `clusteropt solve` keep "
+            f"every server at k = {inst.k}); verified {chk.feasible}")
     failure = None if chk.feasible else (
         f"the run failed verification: {'; '.join(str(v) for v in chk.violations[:3])}")
     return Run(kind="ring", policy=policy, seed=seed, params=dict(result.params), summary=head, costs=costs,

@@ -171,8 +171,8 @@ def test_ratio_cdf_and_bars_use_the_mapped_style():
 #: cost part).
 NO_POLICY_DRAWN = ("broker-rounding", "realtime-fig5", "ring-cost-split")
 #: Figures drawn by the experiment's own code in styles of its own, not yet from POLICY_STYLES.
-OWN_STYLES = {"coflow-arrivals": "coflow.py draws each ordering's panel with its own allocation colours "
-                                 "(color=f'C{k}'), not the policies' styles"}
+#: Experiments whose figures keep styles of their own, and why (none today).
+OWN_STYLES: dict[str, str] = {}
 
 
 def _recorded(names):
@@ -202,7 +202,8 @@ def test_recorded_figures_draw_every_policy_in_its_style(name):
 
 
 #: Figures titled "vs n" that show a single n.
-ONE_N = {"ring-ratio": "ring.py titles ALG / OPT_dyn 'vs n' while the exact OPT_dyn is computed at n = 8 only"}
+#: Experiments allowed a "vs n" title over one n, and why (none today).
+ONE_N: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=ONE_N[n]))
