@@ -16,9 +16,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 
-#: Markdown pages a user reads: the README, the manual's pages, the notebooks' index.
-PAGES = sorted([ROOT / "README.md", ROOT / "notebooks" / "README.md",
-                *(p for p in DOCS.rglob("*.md") if "_build" not in p.parts)])
+#: Pages a user reads: the README, the manual's pages, the notebooks and their index.
+PAGES = sorted([ROOT / "README.md", ROOT / "notebooks" / "README.md", *(ROOT / "notebooks").glob("*.ipynb"),
+                *(p for p in DOCS.rglob("*.md") if "_build" not in p.parts and "notebooks" not in p.parts)])
 #: Python sources whose docstrings and comments a user reads.
 SOURCES = sorted([*(ROOT / "clusteropt").rglob("*.py"), *(ROOT / "benchmarks").rglob("*.py"), DOCS / "conf.py"])
 
