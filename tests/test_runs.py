@@ -110,7 +110,8 @@ def test_options_are_named_in_both_spellings():
 
 def test_a_kind_without_runner_says_which_have_one():
     inst = clusteropt.generate("worker-placement", n_jobs=4, n_servers=2, seed=0)
-    with pytest.raises(ValueError, match="'worker-placement' have no runner; runs take coflow, concurrent-open"):
+    kinds = "coflow, concurrent-open-shop, realtime, gadget, broker, ring"
+    with pytest.raises(ValueError, match=f"'worker-placement' have no runner; runs take {kinds} instances"):
         clusteropt.run(inst)
 
 
