@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 
 DOCS   := $(VENV)/.docs-installed
 
-.PHONY: demo test test-latest lint bench notebooks docs lock clean
+.PHONY: demo test test-slow test-latest smoke lint bench notebooks docs lock clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,7 +38,19 @@ test-latest:
 	$(LATEST)/bin/python -m pytest -m "not slow" -q -n 2
 	$(LATEST)/bin/python -m benchmarks.record_check --solvers --strict --jobs 2 --out out/test-latest
 
-# The API reference from the docstrings (Sphinx); any warning fails the build.
+# The checks marked slow (deselected by `make test`): the quick modes of the session benchmarks and
+# the rarer solver-state cases; about 5 minutes.
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -m slow -q -n 2
+
+# The wheel, installed (not editable) in a fresh environment outside the checkout: every kind through
+# generate, build, solve with two solvers, export, solve-file, run, check, verify, and one quick
+# experiment per system (.ci/smoke.py).  About 3 minutes, most of it the install.
+smoke:
+	PYTHON=$(PYTHON) .ci/wheel-smoke
+
+# The manual (Sphinx: the guide, the paper pages, the CLI reference from the click commands, the
+# notebooks as committed, the API reference from the docstrings); any warning fails the build.
 $(DOCS): $(STAMP)
 	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e ".[dev,scip,dask,parquet,docs]"
 	touch $(DOCS)

@@ -1,4 +1,4 @@
-"""Coflows arriving over time (issue 23): every ordering offline and re-planned online, on the CCT scale.
+"""Coflows arriving over time: every ordering offline and re-planned online, on the CCT scale.
 
 A trace-like synthetic workload at the public Facebook trace's scale (``random_coflows``: 526
 coflows, 150 ports, Poisson arrivals at offered load 0.9 of the busiest port, heavy-tailed widths

@@ -1,4 +1,4 @@
-"""GADGET (paper 000) on the real Alibaba GPU cluster trace 2023: its nodes and its pods (issue 22).
+"""GADGET (paper 000) on the real Alibaba GPU cluster trace 2023: its nodes and its pods.
 
 The input is the public trace (github.com/alibaba/clusterdata, ``cluster-trace-gpu-v2023/csv/``), not
 in this repository: ``--nodes openb_node_list_gpu_node.csv --pods openb_pod_list_default.csv``; the
@@ -31,7 +31,7 @@ not the trace's): the same pods on a K times smaller cluster, where they contend
 
 ``--utility sqrt`` (or ``log``) draws non-saturating utilities instead of the paper's sigmoid (written as
 ``gadget_alibaba_<utility>``).  With the paper's sigmoid ranges a job saturates after a few
-worker-slots (issue 19, item 5), so policies that serve the same jobs at different times can all reach
+worker-slots, so policies that serve the same jobs at different times can all reach
 the alone bound; with ``sqrt`` every further worker-slot still counts.
 
 ``--topology fat-tree`` puts the nodes on the smallest k-ary fat-tree that holds them

@@ -1,4 +1,4 @@
-"""GADGET LP-RS-MDE per slot on k-ary fat-trees up to 2,000 servers, through the quotient tree (issue 22).
+"""GADGET LP-RS-MDE per slot on k-ary fat-trees up to 2,000 servers, through the quotient tree.
 
 A k-ary fat-tree (:func:`clusteropt.instances.gadget.k_ary_fat_tree`, ``k^3 / 4`` servers) is not a
 tree, so the tree routes of Alg. 2 do not apply to it as it is, and the general-topology LP

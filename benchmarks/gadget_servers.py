@@ -1,4 +1,4 @@
-"""GADGET LP-RS-MDE per slot against the number of servers (issue 22 item 1).
+"""GADGET LP-RS-MDE per slot against the number of servers.
 
 The paper's cluster generator (:func:`clusteropt.instances.gadget.fat_tree_cluster`: 2-5 racks under
 one core switch, GPUs and server links drawn per server, so hardly two servers are interchangeable)
@@ -57,7 +57,7 @@ from clusteropt.verify import check_gadget_schedule
 NAME = "gadget_servers"
 FULL = {"servers": [50, 100, 200, 400, 1000, 2000], "n_jobs": 100, "horizon": 3, "utility": "sqrt", "seed": 0}
 QUICK = {"servers": [10, 20], "n_jobs": 8, "horizon": 2, "utility": "sqrt", "seed": 0}
-ROUTES = {"paper": {}, "colgen": {"embed_route": "colgen"},
+ROUTES = {"paper": {"embed_route": "lp", "select_route": "full"}, "colgen": {"embed_route": "colgen"},
           "colgen-ipm": {"embed_route": "colgen", "select_algorithm": "ipm"},
           "colgen-capacity": {"embed_route": "colgen", "select_route": "capacity"}}
 #: Largest cluster each route runs on (None: every size; the same caps on ``--cluster racks``): the

@@ -1,4 +1,4 @@
-"""GADGET LP-RS-MDE with warm re-solves across slots against the cold path (issue 22 item 2).
+"""GADGET LP-RS-MDE with warm re-solves across slots against the cold path.
 
 The same run twice, same instance and seed, after an unrecorded two-slot warm-up of the process:
 ``Gadget("lp-rs-mde")`` (every slot's two LPs built and solved afresh) and
@@ -36,7 +36,7 @@ NAME = "gadget_warm"
 FULL = {"preset": "paper", "n_jobs": 60, "horizon": 100, "utility": "sqrt", "seed": 0}
 QUICK = {"preset": "small", "n_jobs": 8, "horizon": 20, "utility": "sqrt", "seed": 0}
 #: ``--case``: parameters and the options both runs share.
-CASES = {"default": (FULL, {}),
+CASES = {"default": (FULL, {"embed_route": "lp", "select_route": "full"}),
          "fig4-1000": ({"preset": "paper", "n_jobs": 1000, "horizon": 200, "utility": "sqrt", "seed": 0},
                        {"embed_route": "colgen", "select_route": "capacity"})}
 

@@ -3,7 +3,7 @@
 Alg. 1 line 6 solves the set packing of Eq. (2) every frame.  ``MaxWeight(method="ilp")`` used to
 build :func:`~clusteropt.models.realtime.build_max_weight_ilp` in Pyomo and hand it to HiGHS every
 frame; its default route is now one :class:`~clusteropt.models.realtime.PersistentMaxWeight` per
-run, whose costs, bounds and coefficients are changed in place each frame (issue 22).  For each
+run, whose costs, bounds and coefficients are changed in place each frame.  For each
 setting (``realtime_preset("fig5")``: ``P_ij`` = 0.9, every requirement 0.05) one run of the live
 route is made and verified (``check_realtime_run``); then on the very frames it saw (queues and
 jobs) both routes are timed once more, frame by frame: Pyomo build, hand-off (the compiler and

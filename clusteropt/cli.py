@@ -843,6 +843,24 @@ def generate_coflow_cmd(n_coflows, n_ports, width, size, arrival, load, no_relea
           f"units, releases 0 .. {int(inst.release.max())} -> {out_path}", out_path)
 
 
+@generate_group.command("worker-placement")
+@click.option("--jobs", "n_jobs", type=click.IntRange(min=1), default=8, show_default=True, help="DL jobs.")
+@click.option("--servers", "n_servers", type=click.IntRange(min=1), default=4, show_default=True,
+              help="GPU servers.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="The generator's seed.")
+@click.option("-o", "--output", "out_path", required=True, help="Instance file to write (JSON; -: stdout).")
+def generate_worker_placement_cmd(n_jobs, n_servers, seed, out_path) -> None:
+    """Random jobs and servers for one slot's worker placement (paper 000, Eqs. (2), (4))."""
+    from clusteropt.instances import random_worker_placement
+
+    try:
+        inst = random_worker_placement(n_jobs, n_servers, seed=seed)
+    except (InstanceError, ValueError) as exc:
+        raise BadInput(str(exc)) from None
+    _write_instance(inst, out_path)
+    _echo(f"{inst.n_jobs} jobs x {inst.n_servers} servers (seed {seed}) -> {out_path}", out_path)
+
+
 @generate_group.command("gadget")
 @click.option("--preset", type=click.Choice(["paper", "small", "tiny"]), default="paper", show_default=True,
               help="Paper 000 setting: Sec. VI-1 (T = 200, 50-server fat-tree), or a small / tiny one.")
@@ -1036,21 +1054,26 @@ def _ring_inline() -> int:
 @click.option("--mip-gap", type=GAP, default=None,
               help="GADGET exact, mlbroker-plus: relative MIP gap per slot (defaults 1e-4 and 0.005).")
 @click.option("--warm", is_flag=True,
-              help="GADGET lp-rs-mde: keep both HiGHS models across slots and re-solve an LP with the previous "
-                   "slot's structure from its basis (same optimal values; default: every slot cold).")
-@click.option("--embed-route", type=click.Choice(["lp", "colgen"]), default=None,
+              help="GADGET lp-rs-mde: keep the HiGHS models across slots (both with the lp route, the selection "
+                   "LP's with colgen) and re-solve an LP with the previous slot's structure from its basis "
+                   "(same optimal values; default: every slot cold).")
+@click.option("--embed-route", type=click.Choice(["auto", "lp", "colgen"]), default=None,
               help="GADGET lp-rs-mde: Alg. 2 lines 4-6 as the augmented LP then its decomposition (lp, the "
-                   "default), or by column generation over the valid mappings (colgen: tree clusters, the "
-                   "same LP optimum, scales with servers).")
+                   "paper's), or by column generation over the valid mappings (colgen: tree clusters, HiGHS; "
+                   "the same LP optimum, scales with servers).  auto (default): colgen from 16 servers on "
+                   "where it can run, else lp (benchmarks/results/gadget_route.md); out.json params record "
+                   "the route taken.")
 @click.option("--select-lp", "select_algorithm", type=click.Choice(["simplex", "ipm"]), default=None,
               help="GADGET lp-rs-mde: HiGHS's algorithm for the ring-selection LP (simplex: primal simplex, the "
                    "default; ipm: interior point with crossover, faster from a few hundred servers on).")
 @click.option("--server-classes", "select_classes", is_flag=True,
               help="GADGET lp-rs-mde: solve the ring-selection LP over classes of interchangeable servers (same "
                    "rack, capacity and link bandwidth; the same LP value, far smaller on homogeneous racks).")
-@click.option("--select-route", type=click.Choice(["full", "capacity"]), default=None,
-              help="GADGET lp-rs-mde: solve the ring-selection LP as built (full, the default) or first without "
-                   "its link rows, certified against the full LP (capacity; the full LP only when that fails).")
+@click.option("--select-route", type=click.Choice(["auto", "full", "capacity"]), default=None,
+              help="GADGET lp-rs-mde: solve the ring-selection LP as built (full, the paper's) or first without "
+                   "its link rows, certified against the full LP (capacity: tree clusters, HiGHS; the full LP "
+                   "only when that fails).  auto (default): capacity from 16 servers on where it can run, else "
+                   "full; out.json params record the route taken.")
 @click.option("--quotient-tree", "quotient", is_flag=True,
               help="GADGET (any slot solver): solve every slot on the fat-tree's quotient tree (parallel "
                    "switches and links merged; the same LP optimum as on the fat-tree) and route the rings on "

@@ -220,6 +220,7 @@ def test_gadget_servers_quick(tmp_path):
     assert all(r["params"]["select_classes"] for r in racks["rows"] if r["route"].startswith("classes"))
 
 
+@pytest.mark.slow  # about 100 s of one worker: `make test-slow`
 def test_session_benchmarks_quick(tmp_path):
     """The quick modes of the benchmarks that compare two routes or bound an optimum: they run, write
     their files, and check their own agreement (each raises when its routes disagree)."""

@@ -89,7 +89,7 @@ def test_bad_input_is_one_line(small, tmp_path, capsys):
 
 PARAM_KEYS = {"slot_solver", "fill", "rounding", "form", "solver", "time_limit", "mip_gap", "rounds", "alpha",
               "epsilon", "samples", "passes", "warm", "builder", "embed_route", "select_algorithm",
-              "select_classes", "select_route", "quotient"}
+              "select_classes", "select_route", "quotient", "route_requested"}
 
 
 def _recount(instance_path, data) -> float:

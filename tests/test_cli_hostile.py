@@ -20,12 +20,13 @@ import pytest
 import clusteropt.models
 import clusteropt.solvers
 from clusteropt.cli import Number, cli, main
+from clusteropt.data import sample_path
 from clusteropt.instances import ConcurrentOpenShopInstance, load_instance, random_worker_placement
 from clusteropt.instances import base as base_module
 from clusteropt.instances.gadget import gadget_preset
 
 ROOT = Path(__file__).resolve().parents[1]
-TRACE = ROOT / "tests" / "data" / "coflow" / "small_benchmark.txt"
+TRACE = sample_path("coflow/small_benchmark.txt")
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
-"""A reader's check of the record: the README's measured numbers are those of the recorded files.
+"""A reader's check of the record: the manual's measured numbers are those of the recorded files.
 
-The README marks each passage that quotes recorded results with the files it quotes, and for
-a Markdown or CSV table the columns::
+The measured numbers live in the manual's pages (``docs/**/*.md``: the paper pages, the guide,
+the development page) and in the README.  Each page marks every passage that quotes recorded
+results with the files it quotes, and for a Markdown or CSV table the columns::
 
     <!-- numbers: benchmarks/results/experiments/ring-ratio/ratio.md#ratio_static results/x.md -->
     ... 0.76 ... 16.0 s ...
@@ -9,11 +10,11 @@ a Markdown or CSV table the columns::
 
 Every decimal number in the passage (outside backticks, which hold parameters, commands and
 formulas) must be a value of those columns (of the whole file where no column is given) as
-printed at the README's precision: some ``v`` with ``round(v, d)`` equal to it, ``d`` being the
-decimals the README shows.  The values are read from the files here, not copied into the test,
-so a re-recorded table that moves the numbers fails this test until the README says the new ones.
+printed at the page's precision: some ``v`` with ``round(v, d)`` equal to it, ``d`` being the
+decimals the page shows.  The values are read from the files here, not copied into the test,
+so a re-recorded table that moves the numbers fails this test until the page says the new ones.
 
-What it does not do: tie a number to its row (a README number that another row of the same
+What it does not do: tie a number to its row (a page's number that another row of the same
 column happens to round to passes), or check integers (mostly parameters: n, seeds, servers).
 """
 
@@ -25,14 +26,18 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
+#: The README and every Markdown page of the manual (the generated folders hold no Markdown).
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+PAGES = [p for p in PAGES if "_build" not in p.parts]
 BLOCK = re.compile(r"<!-- numbers: (?P<files>[^>]*?) -->(?P<body>.*?)<!-- /numbers -->", re.S)
 DECIMAL = re.compile(r"(?<![\w.])-?\d+\.\d+(?![\w.])")
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
 
-def passages() -> list[tuple[list[str], str]]:
-    return [(m["files"].split(), m["body"]) for m in BLOCK.finditer(README.read_text())]
+def passages() -> list[tuple[str, list[str], str]]:
+    """(page, files, body) of every marked passage of every page."""
+    return [(p.relative_to(ROOT).as_posix(), m["files"].split(), m["body"])
+            for p in PAGES for m in BLOCK.finditer(p.read_text())]
 
 
 def quoted(body: str) -> list[str]:
@@ -71,22 +76,31 @@ def recorded(files: list[str]) -> list[float]:
     for spec in files:
         name, _, cols = spec.partition("#")
         path = ROOT / name
-        assert path.is_file(), f"the README quotes {name}, which is not in the repository"
+        assert path.is_file(), f"a page quotes {name}, which is not in the repository"
         text = path.read_text()
         cells = columns(text, path, cols.split(",")) if cols else [text]
         values += [float(v) for cell in cells for v in NUMBER.findall(cell)]
     return values
 
 
-def test_the_readme_marks_its_recorded_numbers():
+def test_the_pages_mark_their_recorded_numbers():
     found = passages()
-    assert len(found) >= 3, "the README's measured passages lost their <!-- numbers: ... --> markers"
-    for files, body in found:
-        assert files and quoted(body), f"a marked passage without files or numbers: {body[:80]!r}"
+    pages = {page for page, _, _ in found}
+    for paper in ("000-gadget", "001-coflow", "002-realtime", "003-broker", "004-ring"):
+        assert f"docs/papers/{paper}.md" in pages, f"docs/papers/{paper}.md lost its <!-- numbers: ... --> markers"
+    for page, files, body in found:
+        assert files and quoted(body), f"{page}: a marked passage without files or numbers: {body[:80]!r}"
 
 
-@pytest.mark.parametrize(("files", "body"), passages(), ids=lambda v: v[0] if isinstance(v, list) else None)
-def test_every_quoted_number_is_in_its_recorded_file(files, body):
+def test_no_page_has_an_unclosed_passage():
+    for page in PAGES:
+        text = page.read_text()
+        assert text.count("<!-- numbers:") == text.count("<!-- /numbers -->"), f"{page}: unbalanced markers"
+
+
+@pytest.mark.parametrize(("page", "files", "body"), passages(),
+                         ids=[f"{page}:{files[0]}" for page, files, _ in passages()])
+def test_every_quoted_number_is_in_its_recorded_file(page, files, body):
     values = recorded(files)
     missing = []
     for text in quoted(body):
@@ -94,7 +108,7 @@ def test_every_quoted_number_is_in_its_recorded_file(files, body):
         target = float(text)
         if not any(abs(round(v, digits) - target) < 0.5 * 10**-digits * 1e-6 + 1e-12 for v in values):
             missing.append(text)
-    assert not missing, f"numbers of the README not in {files} at the README's precision: {missing}"
+    assert not missing, f"numbers of {page} not in {files} at the page's precision: {missing}"
 
 
 TABLE = re.compile(r"<!-- table: (?P<file>\S+) rows=(?P<rows>\S+) cols=(?P<cols>\S+) value=(?P<value>\S+) "
@@ -102,16 +116,16 @@ TABLE = re.compile(r"<!-- table: (?P<file>\S+) rows=(?P<rows>\S+) cols=(?P<cols>
 
 
 def tables() -> list[re.Match]:
-    return list(TABLE.finditer(README.read_text()))
+    return [m for p in PAGES for m in TABLE.finditer(p.read_text())]
 
 
-def test_the_readme_marks_its_recorded_tables():
-    assert tables(), "the README's recorded tables lost their <!-- table: ... --> markers"
+def test_the_pages_mark_their_recorded_tables():
+    assert tables(), "the pages' recorded tables lost their <!-- table: ... --> markers"
 
 
 @pytest.mark.parametrize("match", tables(), ids=lambda m: m["file"])
 def test_every_cell_of_a_quoted_table_is_its_recorded_row(match):
-    """A README table ``rows x cols`` whose cells list ``value`` for ascending ``by`` (``a / b / c``)
+    """A page's table ``rows x cols`` whose cells list ``value`` for ascending ``by`` (``a / b / c``)
     is compared cell by cell with the recorded table: the strong check, tied to rows."""
     path = ROOT / match["file"]
     text = path.read_text()
@@ -126,8 +140,8 @@ def test_every_cell_of_a_quoted_table_is_its_recorded_row(match):
             got = [x.strip() for x in cell.split("/")]
             found = sorted((float(r[at[match["by"]]]), float(r[at[match["value"]]])) for r in body
                            if r[at[match["rows"]]] == row[0] and r[at[match["cols"]]] == col)
-            assert len(found) == len(got), f"{row[0]} / {col}: README has {got}, {path.name} has {found}"
+            assert len(found) == len(got), f"{row[0]} / {col}: the page has {got}, {path.name} has {found}"
             for text_value, (_, value) in zip(got, found, strict=True):
                 digits = len(text_value.split(".")[1]) if "." in text_value else 0
                 assert f"{value:.{digits}f}" == text_value, (
-                    f"{row[0]} / {col}: README {text_value}, recorded {value}")
+                    f"{row[0]} / {col}: the page says {text_value}, recorded {value}")

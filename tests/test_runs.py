@@ -110,7 +110,8 @@ def test_options_are_named_in_both_spellings():
 
 def test_a_kind_without_runner_says_which_have_one():
     inst = clusteropt.generate("worker-placement", n_jobs=4, n_servers=2, seed=0)
-    with pytest.raises(ValueError, match="'worker-placement' have no runner; runs take coflow, concurrent-open"):
+    kinds = "coflow, concurrent-open-shop, realtime, gadget, broker, ring"
+    with pytest.raises(ValueError, match=f"'worker-placement' have no runner; runs take {kinds} instances"):
         clusteropt.run(inst)
 
 
@@ -226,3 +227,14 @@ def test_cli_size_guards_and_empty_models(tmp_path, capsys):
     assert code == 2 and "has no variables" in err and not (tmp_path / "rt.lp").exists()
     code, _, err = cli(capsys, "build", rt, "--model", "realtime-max-weight")
     assert code == 0 and "warning: model realtime-max-weight" in err
+
+
+def test_cli_generate_worker_placement(tmp_path, capsys):
+    path = tmp_path / "wp.json"
+    code, out, _ = cli(capsys, "generate", "worker-placement", "--jobs", "5", "--servers", "3", "--seed", "2",
+                       "-o", path)
+    assert code == 0 and "5 jobs x 3 servers (seed 2)" in out
+    inst = clusteropt.load(path)
+    assert (inst.kind, inst.n_jobs, inst.n_servers) == ("worker-placement", 5, 3)
+    again = clusteropt.generate("worker-placement", n_jobs=5, n_servers=3, seed=2)
+    assert inst.to_json() == again.to_json()

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import functools
 import json
-from pathlib import Path
 from typing import Any
 
 from clusteropt.experiments.spec import Experiment, register_experiment
@@ -38,9 +37,9 @@ COFLOW_POLICIES = (
     "primal-dual+greedy", "primal-dual+paper", "lp-order+greedy", "lp-order+paper", "sincronia+greedy",
     "sebf+greedy", "fifo+greedy", "smallest-first+greedy", "largest-first+greedy",
 )
-# the quick coflow-trace reads the repository's small sample trace (present in a clone, which is
-# where tests and notebooks run; the full variant reads the user's downloaded trace)
-_SAMPLE_TRACE = Path(__file__).resolve().parents[2] / "tests" / "data" / "coflow" / "small_benchmark.txt"
+# the quick coflow-trace reads the small sample trace shipped with the package (by name, so its cell
+# keys are the same on every machine); the full variant reads the user's downloaded trace
+_SAMPLE_TRACE = "package:coflow/small_benchmark.txt"
 
 
 @functools.lru_cache(maxsize=4)
@@ -55,7 +54,9 @@ def _instance_and_bound(params_json: str, seed: int):
         inst = random_coflows(int(params["n_coflows"]), int(params["n_ports"]), load=load,
                               release=spread != "at-0", weights=str(params["weights"]), seed=seed)
     elif "trace" in params:
-        inst = read_coflow_benchmark(params["trace"], unit_mb=float(params["unit_mb"]),
+        from clusteropt.data import resolve
+
+        inst = read_coflow_benchmark(resolve(str(params["trace"])), unit_mb=float(params["unit_mb"]),
                                      slot_ms=float(params["slot_ms"]))
     else:
         inst = random_coflows(int(params["n_coflows"]), int(params["n_ports"]), load=float(params["load"]),
@@ -134,9 +135,7 @@ def _arrivals_lines(table):
     import numpy as np
     from matplotlib.figure import Figure
 
-    from clusteropt.experiments.plots import LINE_MARKERS
-
-    styles = {"greedy": "-", "paper": "--", "madd": "-.", "online": "-"}
+    from clusteropt.experiments.plots import policy_style
 
     means = _arrivals_table(table)
     x = {a: k for k, a in enumerate(ARRIVALS)}
@@ -148,14 +147,14 @@ def _arrivals_lines(table):
     fig = Figure(layout="constrained", figsize=(3.6 * cols, 3.2 * rows_n))
     axes = np.atleast_1d(fig.subplots(rows_n, cols, sharey=True)).ravel()
     for ax, ordering in zip(axes, orderings):
-        for k, schedule in enumerate(ARRIVAL_SCHEDULES):
-            rows = means[means.policy == f"{ordering}+{schedule}"].sort_values("arrivals", key=lambda c: c.map(x))
+        for schedule in ARRIVAL_SCHEDULES:
+            policy = f"{ordering}+{schedule}"
+            rows = means[means.policy == policy].sort_values("arrivals", key=lambda c: c.map(x))
             if rows.empty:
                 continue
             how = "online" if bool(rows.online.all()) else "offline"
-            ax.plot(rows.arrivals.map(x), rows.mean_cct_slots, color=f"C{k}", marker=LINE_MARKERS[k],
-                    linestyle=styles[schedule], linewidth=2.5 if schedule == "online" else 1.5,
-                    label=f"{schedule} ({how})")
+            ax.plot(rows.arrivals.map(x), rows.mean_cct_slots, linewidth=2.5 if schedule == "online" else 1.5,
+                    label=f"{policy} ({how})", **(policy_style(policy) or {}))
         ax.plot(best.index.map(x), best.to_numpy(), color="black", linestyle=":", linewidth=1.0,
                 label="best of all")
         ax.set_yscale("log")
@@ -215,7 +214,7 @@ register_experiment(
         paper="001",
         root_seed=1001,
         timeout=3600.0,
-        quick={"grid": {"trace": [str(_SAMPLE_TRACE)]}, "timeout": 120.0},
+        quick={"grid": {"trace": [_SAMPLE_TRACE]}, "timeout": 120.0},
         figures={"ratio-bars": _ratio_bars},
         tables={"ratio": _ratio_table},
     )
@@ -230,7 +229,7 @@ register_experiment(
         policies=list(ARRIVAL_POLICIES),
         description="every ordering offline and re-planned online (+online) vs the spread of arrivals, "
                     "both objectives",
-        paper="001 (issue 23: coflows over time)",
+        paper="001 (coflows over time)",
         root_seed=1001,
         timeout=600.0,
         quick={"grid": {"n_coflows": [20], "n_ports": [6], "arrivals": ["at-0", "load-0.9"]}, "seeds": [0],

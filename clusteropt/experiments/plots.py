@@ -56,11 +56,12 @@ import os
 import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import matplotlib
 import numpy as np
 import pandas as pd
+from matplotlib import colormaps
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from scipy import stats
@@ -68,8 +69,9 @@ from scipy import stats
 if TYPE_CHECKING:
     from matplotlib.typing import RcKeyType
 
-__all__ = ["BANDS", "FIGURE_FORMATS", "LINE_MARKERS", "LINE_STYLES", "MIN_BAND_VALUES", "POLICY_LABELS",
-           "cdf_plot", "label_of", "line_plot", "line_style", "normalized_bars", "ratio_plot", "save_figure"]
+__all__ = ["BANDS", "FIGURE_FORMATS", "HATCHES", "LINE_MARKERS", "LINE_STYLES", "MIN_BAND_VALUES", "POLICY_LABELS",
+           "POLICY_STYLES", "PolicyStyle", "cdf_plot", "label_of", "line_plot", "line_style", "normalized_bars",
+           "policy_of", "policy_style", "ratio_plot", "save_figure", "value_style"]
 
 logger = logging.getLogger(__name__)
 
@@ -86,6 +88,10 @@ FIGURE_FORMATS = tuple(_SAVE_OPTIONS)
 #: alone (the default salt is a fresh UUID per save), and text drawn as paths does not depend on
 #: which fonts the viewer has.
 _SAVE_RC: dict[RcKeyType, str] = {"svg.hashsalt": "clusteropt", "svg.fonttype": "path"}
+
+#: Margin (inches) :func:`save_figure` keeps around everything drawn: the saved image grows or
+#: shrinks to the bounding box of all the figure's text and artists, so no label is cut.
+_PAD_INCHES = 0.05
 
 _OK = "ok"
 #: Columns that identify a cell apart from its parameters, used by :func:`ratio_plot` to pair rows.
@@ -225,29 +231,117 @@ def _t_halfwidth(std: np.ndarray, n: np.ndarray, ci: float) -> np.ndarray:
 
 
 #: Readable names of the policies' code names, used in legends (``label_of``).  An experiment's
-#: own mapping (``labels=``) takes precedence; a value named in neither is shown as it is.
+#: own mapping (``labels=``) takes precedence; a value named in neither is shown as it is.  The ring
+#: policies' names say the load they may put on a server (``c k`` with their resource augmentation
+#: ``c``, paper 004 Sec. 2; ``ε`` is their ``epsilon``): the optima they are compared with keep every
+#: server at its capacity ``k``.
 POLICY_LABELS: dict[str, str] = {
     "gadget": "GADGET (greedy slots)",
     "gadget-exact": "GADGET (exact slot ILP)",
     "gadget-nofill": "GADGET, paper: no fill",
     "gadget-lp-rs-mde": "GADGET (LP-RS-MDE slots)",
     "gadget-lp-rs-mde-paper": "LP-RS-MDE, paper rounding",
+    "lp-rs-mde-alone": "LP-RS-MDE rounding alone (no fill)",
+    "lp-rs-mde-greedy": "greedy at LP-RS-MDE's states",
     "fifo": "FIFO", "drf": "DRF", "las": "LAS",
     "mlbroker": "mlBroker", "mlbroker-paper": "mlBroker (paper-literal)", "mlbroker-plus": "mlBroker-plus",
     "local": "Local",
     "central": "Central", "oasis": "OASiS", "opt": "Opt (P_f)", "a_round": "A_round", "ir": "IR", "gr": "GR",
-    "slot-milp": "A_round or slot MILP",
+    "slot-milp": "A_round or slot MILP (mlBroker-plus)",
     "max-weight": "Alg. 1 (max-weight)", "sqrt-greedy": "Alg. 2 (sqrt-greedy)",
     "weight-greedy": "weight-greedy", "random": "random",
-    "static": "static (Thm 2.2)", "dynamic": "dynamic (Thm 2.1)", "dynamic-soft": "dynamic, smooth-min",
-    "dynamic-wfa": "dynamic, deterministic WFA", "dynamic-mix": "dynamic, HST + WFA combined (ours)",
-    "greedy": "greedy", "never": "never move",
-    "static-best": "best static",
+    "dynamic": "dynamic (Thm 2.1), load ≤ (2+ε)k",
+    "dynamic-soft": "dynamic, smooth-min, load ≤ (2+ε)k",
+    "dynamic-wfa": "dynamic, deterministic WFA, load ≤ (2+ε)k",
+    "dynamic-mix": "dynamic, HST + WFA combined (ours), load ≤ (2+ε)k",
+    "static": "static (Thm 2.2), load ≤ (1+ε+cluster_cap)k",
+    "greedy": "greedy, load ≤ (1+ε)k", "never": "never move, load ≤ k",
+    "static-best": "best static (offline), load ≤ k",
     "ilp": "ILP", "lp-floor": "LP, floor rounding",
 }
 
-#: Markers and line styles cycled through the lines of one Axes, so that lines that coincide
-#: stay distinguishable (the first line: circles, solid; the next: squares, dashed; ...).
+
+class PolicyStyle(NamedTuple):
+    """How one policy is drawn: a matplotlib colour, marker and line style."""
+
+    color: str
+    marker: str
+    linestyle: str
+
+    def kwargs(self) -> dict[str, str]:
+        """The style as keyword arguments of ``Axes.plot``."""
+        return {"color": self.color, "marker": self.marker, "linestyle": self.linestyle}
+
+
+#: The style of every policy, optimum and bound that any experiment plots, by code name: one
+#: (colour, marker) pair per policy across the package, so that a policy looks the same in every
+#: panel and figure.  Within one system the colours differ (bars show colour and hatch only, see
+#: :data:`HATCHES`); the coflow policies are ``ordering+allocation``, the colour naming the
+#: ordering and the marker and line style the allocation.  Black and grey are left to the
+#: reference lines the figures draw themselves (exact regions, promised bounds, the line at 1).
+#: Values of a column that are not policies (parameter values such as data sizes) are drawn by
+#: :func:`value_style` in sequential colours instead.
+POLICY_STYLES: dict[str, PolicyStyle] = {
+    # 000 GADGET
+    "gadget": PolicyStyle("tab:blue", "s", "-"),
+    "gadget-lp-rs-mde": PolicyStyle("tab:orange", "o", "--"),
+    "gadget-nofill": PolicyStyle("tab:green", "v", "-."),
+    "gadget-lp-rs-mde-paper": PolicyStyle("tab:red", "^", ":"),
+    "gadget-exact": PolicyStyle("tab:purple", "*", "-"),
+    "fifo": PolicyStyle("tab:brown", "P", "--"),
+    "drf": PolicyStyle("tab:pink", "X", "-."),
+    "las": PolicyStyle("tab:olive", "D", ":"),
+    # 000 the slot figure's parts of LP-RS-MDE (its rounding alone; greedy at the states it chose)
+    "lp-rs-mde-alone": PolicyStyle("tab:cyan", "<", "--"),
+    "lp-rs-mde-greedy": PolicyStyle("tab:olive", ">", "-."),
+    # 000 worker placement (one slot)
+    "ilp": PolicyStyle("tab:cyan", "o", "-"),
+    "lp-floor": PolicyStyle("tab:purple", "s", "--"),
+    # 002 real-time jobs (the order of the region figures' own cycle: blue circles, orange squares, ...)
+    "max-weight": PolicyStyle("tab:blue", "o", "-"),
+    "sqrt-greedy": PolicyStyle("tab:orange", "s", "--"),
+    "weight-greedy": PolicyStyle("tab:green", "^", "-."),
+    "random": PolicyStyle("tab:red", "D", ":"),
+    # 003 mlBroker: the integral algorithms and the fractional optimum
+    "mlbroker": PolicyStyle("tab:blue", "D", "-"),
+    "mlbroker-paper": PolicyStyle("tab:orange", "v", "--"),
+    "mlbroker-plus": PolicyStyle("tab:green", "s", "-."),
+    "local": PolicyStyle("tab:brown", "o", ":"),
+    "central": PolicyStyle("tab:pink", "^", "-"),
+    "oasis": PolicyStyle("tab:olive", "P", "--"),
+    "opt": PolicyStyle("tab:red", "*", ":"),
+    # 003 roundings
+    "a_round": PolicyStyle("tab:purple", "o", "-"),
+    "ir": PolicyStyle("tab:brown", "s", "--"),
+    "gr": PolicyStyle("tab:pink", "D", "-."),
+    "slot-milp": PolicyStyle("tab:green", "P", ":"),
+    # 003 A_fractional's epsilon
+    "eps-0.05": PolicyStyle("tab:blue", "v", "-"),
+    "eps-0.1": PolicyStyle("tab:orange", "^", "--"),
+    "eps-0.5": PolicyStyle("tab:green", "D", "-."),
+    "eps-1": PolicyStyle("tab:red", "s", ":"),
+    # 004 ring partitioning: the online algorithms and the offline baselines
+    "dynamic": PolicyStyle("tab:blue", "P", "-"),
+    "dynamic-soft": PolicyStyle("tab:orange", "X", "--"),
+    "dynamic-wfa": PolicyStyle("tab:green", "*", "-."),
+    "dynamic-mix": PolicyStyle("tab:cyan", "v", ":"),
+    "static": PolicyStyle("tab:red", "o", "-"),
+    "greedy": PolicyStyle("tab:purple", "^", "--"),
+    "never": PolicyStyle("tab:brown", "D", "-."),
+    "static-best": PolicyStyle("tab:pink", "s", ":"),
+}
+#: 001 coflow: the colour of each ordering and the marker and line style of each allocation.
+_COFLOW_ORDERINGS = {"primal-dual": "tab:blue", "sincronia": "tab:orange", "sebf": "tab:green",
+                     "lp-order": "tab:red", "fifo": "tab:purple", "smallest-first": "tab:brown",
+                     "largest-first": "tab:pink"}
+_COFLOW_ALLOCATIONS = {"greedy": ("h", "-"), "paper": ("p", "--"), "madd": ("d", "-."), "online": ("H", ":")}
+POLICY_STYLES.update({f"{ordering}+{allocation}": PolicyStyle(color, marker, linestyle)
+                      for ordering, color in _COFLOW_ORDERINGS.items()
+                      for allocation, (marker, linestyle) in _COFLOW_ALLOCATIONS.items()})
+#: The hatch of a bar by the line style of its policy, so that bars of one colour stay apart.
+HATCHES = {"-": "", "--": "//", "-.": "..", ":": "xx"}
+
+#: Markers and line styles cycled through lines that are not policies (:func:`value_style`).
 LINE_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
 LINE_STYLES = ("-", "--", "-.", ":")
 #: Fewest values at an x position for :func:`line_plot` to draw a spread band there.
@@ -268,6 +362,40 @@ def label_of(value, labels: dict | None = None) -> str:
     return POLICY_LABELS.get(text, text)
 
 
+def policy_of(value, labels: dict | None = None) -> str | None:
+    """The code name of a policy given by its code name or its legend name, or None.
+
+    A figure may draw its lines by code name (``policy``) or by a readable name (``labels``, or
+    :data:`POLICY_LABELS`); either finds the policy's entry in :data:`POLICY_STYLES`.
+
+    >>> policy_of("mlbroker"), policy_of("Opt (P_f)"), policy_of("first come", {"fifo": "first come"})
+    ('mlbroker', 'opt', 'fifo')
+    >>> policy_of("700 GB") is None
+    True
+    """
+    text = f"{value}"
+    if text in POLICY_STYLES:
+        return text
+    for names in (labels or {}, POLICY_LABELS):
+        for name, label in names.items():
+            if str(label) == text and name in POLICY_STYLES:
+                return name
+    return None
+
+
+def policy_style(value, labels: dict | None = None) -> dict[str, str] | None:
+    """Colour, marker and line style of a policy (:data:`POLICY_STYLES`), as ``Axes.plot`` keywords.
+
+    `value` is the policy's code name or legend name (:func:`policy_of`); None when it names no
+    policy.
+
+    >>> policy_style("Opt (P_f)")
+    {'color': 'tab:red', 'marker': '*', 'linestyle': ':'}
+    """
+    name = policy_of(value, labels)
+    return None if name is None else POLICY_STYLES[name].kwargs()
+
+
 def line_style(k: int) -> dict:
     """Marker and line style of the k-th line of an Axes (:data:`LINE_MARKERS`, :data:`LINE_STYLES`).
 
@@ -277,15 +405,40 @@ def line_style(k: int) -> dict:
     return {"marker": LINE_MARKERS[k % len(LINE_MARKERS)], "linestyle": LINE_STYLES[k % len(LINE_STYLES)]}
 
 
-def _mean_line(ax: Axes, frame: pd.DataFrame, value: str, ci: float | None, label: str, *, k: int = 0,
+def value_style(k: int, count: int) -> dict[str, Any]:
+    """Style of the k-th of `count` lines that are not policies (e.g. one per data size).
+
+    Colours run through the sequential colormap ``viridis`` in the values' order, apart from the
+    categorical colours of :data:`POLICY_STYLES`; markers and line styles cycle as :func:`line_style`.
+
+    >>> style = value_style(0, 3)
+    >>> style["marker"], style["linestyle"], len(style["color"])
+    ('o', '-', 4)
+    """
+    fraction = 0.0 if count <= 1 else 0.85 * k / (count - 1)
+    return {"color": tuple(float(c) for c in colormaps["viridis"](fraction)), **line_style(k)}
+
+
+def _hue_styles(values: Sequence, labels: dict | None, start: int = 0) -> list[dict[str, Any]]:
+    """A style per value: a policy's own (:func:`policy_style`), else :func:`value_style` counted
+    over the values that name no policy, after the `start` lines already on the Axes.
+    """
+    styles: list[dict[str, Any] | None] = [policy_style(value, labels) for value in values]
+    others = [k for k, style in enumerate(styles) if style is None]
+    for j, k in enumerate(others):
+        styles[k] = value_style(start + j, start + len(others))
+    return [style for style in styles if style is not None]
+
+
+def _mean_line(ax: Axes, frame: pd.DataFrame, value: str, ci: float | None, label: str, *, style: dict,
                band: str | None = "ci", min_band: int = MIN_BAND_VALUES) -> bool:
-    """Mean of `value` at each `_x` position, with the k-th marker and line style and a band where
-    at least `min_band` values support it; True when a band was drawn.
+    """Mean of `value` at each `_x` position, drawn in `style` (colour, marker, line style), and a
+    band where at least `min_band` values support it; True when a band was drawn.
     """
     summary = frame.groupby("_x", sort=True)[value].agg(["mean", "std", "count", "min", "max"])
     xs = summary.index.to_numpy(dtype=float)
     means = summary["mean"].to_numpy()
-    (line,) = ax.plot(xs, means, label=label, markersize=5, **line_style(k))
+    (line,) = ax.plot(xs, means, label=label, markersize=5, **style)
     if band is None or (band == "ci" and ci is None):
         return False
     enough = summary["count"].to_numpy() >= max(int(min_band), 2)
@@ -349,8 +502,11 @@ def line_plot(
     """Mean of a metric against a parameter, one line per policy, with a spread band.
 
     At each value of `x` the line passes through the mean of `y` over all rows there (the seeds,
-    and any other parameter values not on the plot).  Lines differ in colour, marker and line style
-    (:func:`line_style`), so lines that coincide stay visible, and are named by :func:`label_of`.
+    and any other parameter values not on the plot).  A `hue` value that names a policy (by code
+    name or legend name) is drawn in that policy's colour, marker and line style
+    (:data:`POLICY_STYLES`), the same in every figure; other values get sequential colours
+    (:func:`value_style`).  Lines differ in colour, marker and line style, so lines that coincide
+    stay visible, and are named by :func:`label_of`.
     The shaded band is, for ``band="ci"``, the Student-t interval of that mean,
     ``t.ppf((1 + ci) / 2, n - 1) * std(ddof=1) / sqrt(n)``, or for ``band="range"`` the smallest
     to the largest value; it is drawn only at points with at least `min_band` rows (fewer seeds do
@@ -415,12 +571,14 @@ def line_plot(
     fig, ax = _axes(ax)
     start = len(ax.get_lines())  # lines already on a shared Axes keep their styles
     if hue is None:
-        banded = _mean_line(ax, data, y, ci, label=y, k=start, band=band, min_band=min_band)
+        banded = _mean_line(ax, data, y, ci, label=y, style=value_style(start, start + 1), band=band,
+                            min_band=min_band)
     else:
         banded = False
-        for k, value in enumerate(_ordered(data[hue])):
+        values = _ordered(data[hue])
+        for value, style in zip(values, _hue_styles(values, labels, start), strict=True):
             banded |= _mean_line(ax, data.loc[data[hue] == value], y, ci, label=label_of(value, labels),
-                                 k=start + k, band=band, min_band=min_band)
+                                 style=style, band=band, min_band=min_band)
     if hue is not None or banded:
         legend_title = hue if hue is not None else None
         if banded:
@@ -452,7 +610,9 @@ def normalized_bars(
     Within each cluster (one per value of `group`, or a single cluster), the bar of a `by` value is
     ``mean(y of that value) / mean(y of the baseline)`` over the cluster's rows, so the baseline's
     bars are exactly 1; a dashed line marks 1.  A `by` value with no rows in a cluster gets no bar
-    there.  No error bars are drawn.
+    there.  No error bars are drawn.  A policy's bars have its colour (:data:`POLICY_STYLES`) and
+    the hatch of its line style (:data:`HATCHES`).  Without `group` the bars are named below the
+    axis, slanted when their names would not fit side by side.
 
     Parameters
     ----------
@@ -522,15 +682,19 @@ def normalized_bars(
     fig, ax = _axes(ax)
     width = 0.8 / len(members)
     centers = []
-    for j, member in enumerate(members):
+    for j, (member, style) in enumerate(zip(members, _hue_styles(members, None), strict=True)):
         offset = (j - (len(members) - 1) / 2) * width
         shown = [i for i, h in enumerate(heights[member]) if np.isfinite(h)]
         positions = [i + offset for i in shown]
-        ax.bar(positions, [heights[member][i] for i in shown], width, label=f"{member}")
+        ax.bar(positions, [heights[member][i] for i in shown], width, label=f"{member}", color=style["color"],
+               hatch=HATCHES.get(str(style["linestyle"]), ""), edgecolor="white", linewidth=0.5)
         centers.append(offset)
     ax.axhline(1.0, color="black", linestyle="--", linewidth=0.8)
     if group is None:
-        ax.set_xticks(centers, [f"{member}" for member in members])
+        names = [f"{member}" for member in members]
+        slanted = sum(map(len, names)) > 40  # more text than fits under the bars side by side
+        ax.set_xticks(centers, names, rotation=30 if slanted else 0, ha="right" if slanted else "center",
+                      rotation_mode="anchor")
         ax.set_xlabel(by)
     else:
         ax.set_xticks(range(len(clusters)), [f"{cluster}" for cluster in clusters])
@@ -552,7 +716,8 @@ def cdf_plot(
     """Empirical cumulative distribution of a metric, one step line per policy.
 
     The line of a `hue` value with ``n`` rows starts at 0 at its smallest value and rises by
-    ``1 / n`` at every value (``where="post"`` steps), reaching 1 at its largest.
+    ``1 / n`` at every value (``where="post"`` steps), reaching 1 at its largest.  A policy's line
+    has its style (:data:`POLICY_STYLES`), with a marker on about every eighth step.
 
     Parameters
     ----------
@@ -590,11 +755,18 @@ def cdf_plot(
     columns = [("y", y)] + ([("hue", hue)] if hue is not None else [])
     data = _prepare(table, fn, columns, numeric=[y], nonnull=[y] + ([hue] if hue is not None else []))
     fig, ax = _axes(ax)
-    parts = [(y, data)] if hue is None else [(f"{v}", data.loc[data[hue] == v]) for v in _ordered(data[hue])]
-    for label, part in parts:
+    start = len(ax.get_lines())
+    if hue is None:
+        parts, styles = [(y, data)], [value_style(start, start + 1)]
+    else:
+        members = _ordered(data[hue])
+        parts = [(f"{v}", data.loc[data[hue] == v]) for v in members]
+        styles = _hue_styles(members, None, start)
+    for (label, part), style in zip(parts, styles, strict=True):
         values = np.sort(part[y].to_numpy())
         fractions = np.arange(1, len(values) + 1) / len(values)
-        ax.step(np.r_[values[0], values], np.r_[0.0, fractions], where="post", label=label)
+        xs, ys = np.r_[values[0], values], np.r_[0.0, fractions]
+        ax.step(xs, ys, where="post", label=label, markersize=4, markevery=max(1, len(xs) // 8), **style)
     if hue is not None:
         ax.legend(title=hue)
     ax.set_ylim(-0.02, 1.02)
@@ -754,8 +926,9 @@ def ratio_plot(
                 "cannot divide by it"
             )
         paired["_ratio"] = paired[f"{y}_num"] / paired[f"{y}_den"]
+        style = policy_style(member) or value_style(start + k, start + len(numerators))
         banded |= _mean_line(ax, paired, "_ratio", ci, label=f"{label_of(member)} / {label_of(denominator)}",
-                             k=start + k)
+                             style=style)
     ax.axhline(1.0, color="black", linestyle="--", linewidth=0.8)
     _set_categories(ax, categories)
     if logx:
@@ -780,9 +953,11 @@ def save_figure(
 ) -> list[Path]:
     """Write a figure in one or more formats, byte-identically every time.
 
-    The files carry no date and no software version, SVG element ids are derived from the content
-    with a fixed salt and text is drawn as paths, so saving the same figure again (in this process
-    or another, with the same matplotlib and fonts) gives the same bytes.  Each file is written to
+    The image is cut to the bounding box of everything the figure draws plus a small margin
+    (``bbox_inches="tight"``), so a label that a layout pushes past the figure's edge is still in
+    the file.  The files carry no date and no software version, SVG element ids are derived from
+    the content with a fixed salt and text is drawn as paths, so saving the same figure again (in
+    this process or another, with the same matplotlib and fonts) gives the same bytes.  Each file is written to
     a temporary file in the target directory and then renamed over the target, so a reader never
     sees a half-written file.
 
@@ -839,7 +1014,8 @@ def save_figure(
             tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:12]}.tmp")
             try:
                 with open(tmp, "xb") as fh:
-                    fig.savefig(fh, format=fmt, dpi=dpi, **_SAVE_OPTIONS[fmt])
+                    fig.savefig(fh, format=fmt, dpi=dpi, bbox_inches="tight", pad_inches=_PAD_INCHES,
+                                **_SAVE_OPTIONS[fmt])
                 os.replace(tmp, target)
             except BaseException:
                 tmp.unlink(missing_ok=True)

@@ -205,7 +205,7 @@ def _regions_figure(table, setting: str, label: str, title: str):
     """
     from matplotlib.figure import Figure
 
-    from clusteropt.experiments.plots import label_of, line_style
+    from clusteropt.experiments.plots import label_of, policy_style
 
     fn = f"regions({setting})"
     ok = ok_rows(table, fn, (setting, "policy", "directions", "direction", "r1", "r2", "d1", "d2",
@@ -224,10 +224,11 @@ def _regions_figure(table, setting: str, label: str, title: str):
                 linestyle="--", linewidth=1.2, label="R_max (exact LP)")
         ax.plot(exact.exact_theta * exact.d1, exact.exact_theta * exact.d2, color="grey", linestyle=":",
                 linewidth=1.2, label="R_max with the estimate's slack (tol)")
-        for k, policy in enumerate(policies):
+        for policy in policies:
             line = here[here.policy == policy].sort_values("direction")
             if not line.empty:
-                ax.plot(line.r1, line.r2, markersize=3.5, linewidth=1.0, label=label_of(policy), **line_style(k))
+                ax.plot(line.r1, line.r2, markersize=3.5, linewidth=1.0, label=label_of(policy),
+                        **(policy_style(policy) or {}))
         ax.set_xlim(0, top)
         ax.set_ylim(0, top)
         ax.set_aspect("equal", adjustable="box")

@@ -9,6 +9,14 @@
 
 Every file is written through a temporary name and a rename, and the figures carry no date,
 so a second report of the same results gives byte-identical files.
+
+The figures can be drawn again from a recorded ``results.csv`` alone, without the store that
+produced it: :func:`read_results` reads the file back as the tidy table and :func:`write_figures`
+draws the spec's figures from it; :func:`remake_figures` does both for every experiment recorded
+under a directory, leaving every table and number as it is::
+
+    from clusteropt.experiments.report import remake_figures
+    remake_figures("benchmarks/results/experiments")
 """
 
 from __future__ import annotations
@@ -23,7 +31,8 @@ import pandas as pd
 
 from clusteropt.experiments.spec import RESERVED_COLUMNS, Experiment
 
-__all__ = ["index_entry", "markdown_table", "ok_rows", "summarize", "write_index", "write_report"]
+__all__ = ["figures_note", "index_entry", "markdown_table", "ok_rows", "read_results", "remake_figures",
+           "summarize", "write_figures", "write_index", "write_report"]
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +142,6 @@ def write_report(spec: Experiment, table: pd.DataFrame, out: str | Path) -> list
     of the report is still written; the error is raised at the end (:class:`ReportError`, a
     ``RuntimeError`` naming every one that failed and holding the paths written).
     """
-    from clusteropt.experiments.plots import save_figure
     from clusteropt.experiments.store import export_table
 
     out = Path(out)
@@ -150,6 +158,20 @@ def write_report(spec: Experiment, table: pd.DataFrame, out: str | Path) -> list
         except Exception as exc:
             log.error("table %s of %s failed: %s: %s", name, spec.name, type(exc).__name__, exc)
             errors.append(f"table {name}: {type(exc).__name__}: {exc}")
+    figures, figure_errors = _figures(spec, table, out)
+    written += figures
+    errors += figure_errors
+    if errors:
+        raise ReportError(f"report of {spec.name} written to {out} except: " + "; ".join(errors), written)
+    return written
+
+
+def _figures(spec: Experiment, table: pd.DataFrame, out: Path) -> tuple[list[Path], list[str]]:
+    """Draw and save every figure of ``spec``: the paths written and the failures' messages."""
+    from clusteropt.experiments.plots import save_figure
+
+    written: list[Path] = []
+    errors: list[str] = []
     for name, plot in spec.figures.items():
         try:
             fig = plot(table)
@@ -157,9 +179,114 @@ def write_report(spec: Experiment, table: pd.DataFrame, out: str | Path) -> list
         except Exception as exc:
             log.error("figure %s of %s failed: %s: %s", name, spec.name, type(exc).__name__, exc)
             errors.append(f"figure {name}: {type(exc).__name__}: {exc}")
+    return written, errors
+
+
+def write_figures(spec: Experiment, table: pd.DataFrame, out: str | Path) -> list[Path]:
+    """Draw the figures of ``spec`` from its results ``table`` into ``out`` (PNG and SVG each); the
+    paths written.  Tables and ``results.csv`` are left alone.
+
+    A figure that fails is logged and skipped and the rest are drawn; the failures are raised at
+    the end as :class:`ReportError` (holding the paths written), as in :func:`write_report`.
+    """
+    out = Path(out)
+    if table.empty:
+        raise ValueError(f"no results for experiment {spec.name!r}; run it first (clusteropt experiment run)")
+    written, errors = _figures(spec, table, out)
     if errors:
-        raise ReportError(f"report of {spec.name} written to {out} except: " + "; ".join(errors), written)
+        raise ReportError(f"figures of {spec.name} written to {out} except: " + "; ".join(errors), written)
     return written
+
+
+def read_results(path: str | Path) -> pd.DataFrame:
+    """A recorded ``results.csv`` (:func:`write_report`'s first file) read back as the tidy table.
+
+    Columns come back with the types :func:`pandas.read_csv` infers (numbers, booleans, text);
+    empty cells are missing values.  The experiments' figure and table functions take the table so
+    read as they take the store's: the tables a report writes from it equal the recorded ones
+    (``tests/experiments/test_recorded_figures.py`` checks every recorded experiment).
+
+    Raises
+    ------
+    ValueError
+        If the file lacks the columns every results table has (``experiment``, ``code_version``,
+        ``seed``, ``policy``, ``status``).
+    """
+    path = Path(path)
+    table = pd.read_csv(path)
+    missing = [c for c in ("experiment", "code_version", "seed", "policy", "status") if c not in table.columns]
+    if missing:
+        raise ValueError(f"{path}: not a results table (no column {', '.join(missing)}); "
+                         f"columns: {', '.join(map(str, table.columns))}")
+    return table
+
+
+def remake_figures(root: str | Path, names: Sequence[str] = ()) -> list[Path]:
+    """Draw again the figures of every experiment recorded under ``root`` (``root/NAME/results.csv``)
+    from those files, into ``root/NAME``; the paths written.
+
+    ``names`` limits it to those experiments (default: every registered experiment with a
+    ``results.csv`` under ``root``).  Only PNG and SVG files are written, and in ``root/index.md``
+    (when there is one) the line that says which code drew the figures (:func:`figures_note`):
+    every ``results.csv``, table and number stays as recorded.  Figures that fail are raised at
+    the end as one :class:`ReportError`, after the others are written.
+
+    Raises
+    ------
+    ValueError
+        If a named experiment is not registered or has no ``results.csv`` under ``root``.
+    """
+    import clusteropt.experiments  # noqa: F401  (registers every system's experiments)
+    from clusteropt.experiments.spec import EXPERIMENTS, get_experiment
+
+    root = Path(root)
+    if names:
+        specs = [get_experiment(name) for name in names]
+    else:
+        specs = [EXPERIMENTS[name] for name in sorted(EXPERIMENTS) if (root / name / "results.csv").is_file()]
+    written: list[Path] = []
+    errors: list[str] = []
+    for spec in specs:
+        csv = root / spec.name / "results.csv"
+        if not csv.is_file():
+            raise ValueError(f"experiment {spec.name!r} has no recorded results: no file {csv}")
+        try:
+            written += write_figures(spec, read_results(csv), root / spec.name)
+        except ReportError as exc:
+            written += exc.written
+            errors.append(str(exc))
+    if errors:
+        raise ReportError("; ".join(errors), written)
+    index = root / "index.md"
+    if index.is_file():
+        from clusteropt.experiments.spec import code_version
+        from clusteropt.instances.base import write_text_atomic
+
+        note = figures_note(code_version(), [spec.name for spec in specs] if names else None)
+        lines = index.read_text().splitlines()
+        for k in reversed([k for k, line in enumerate(lines) if line.startswith(_FIGURES_NOTE)]):
+            del lines[k - 1 if k and not lines[k - 1] else k : k + 1]  # the note and the blank line before it
+        at = next((k + 1 for k, line in enumerate(lines) if line.startswith("Code version")), 1)
+        write_text_atomic(index, "\n".join([*lines[:at], "", note, *lines[at:]]) + "\n")
+    return written
+
+
+#: How the line of the index that names the figures' code version begins.
+_FIGURES_NOTE = "Figures drawn again"
+
+
+def figures_note(version: str, names: Sequence[str] | None = None) -> str:
+    """The index line that says which code version (and matplotlib) drew the figures again.
+
+    >>> figures_note("0.1.0+abc", ["ring-load"])[:75]
+    'Figures drawn again from the recorded results.csv by code version 0.1.0+abc'
+    """
+    import matplotlib
+
+    which = "" if names is None else f" (of {', '.join(names)})"
+    return (f"{_FIGURES_NOTE} from the recorded results.csv by code version {version}, matplotlib "
+            f"{matplotlib.__version__}{which}: the figures' styles and labels are that code's, every number "
+            "in them and every table is the results' (`clusteropt.experiments.report.remake_figures`).")
 
 
 def index_entry(spec: Experiment, table: pd.DataFrame, written: list[Path], out: str | Path) -> dict[str, Any]:
@@ -256,3 +383,4 @@ def write_index(entries: list[dict[str, Any]], out: str | Path, *, missing: Sequ
         lines += ["", "Reports written only in part (the files listed above are those written):", "",
                   *(f"- {e}" for e in errors)]
     return write_text_atomic(Path(out) / "index.md", "\n".join(lines) + "\n")
+

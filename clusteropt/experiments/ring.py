@@ -56,7 +56,8 @@ so the values of epsilon or of a knob meet the same instances.
     The static and dynamic algorithms' own split of their cost (communication, moving, merging,
     colour joins, rebalancing; initial rearrangement) on every pattern.
 ``ring-sensitivity``
-    The parameters the paper's text lost ([?] in the notes): lambda, theta and c factors, the
+    The parameters the paper's text lost ([?] in docs/algorithms/ring-partitioning.md): lambda, theta and c
+    factors, the
     max interval length of the static algorithm; theta of the randomized line MTS.  One knob at a
     time (``knob = "name=value"``; ``"default"`` is the reference).
 """
@@ -360,7 +361,10 @@ def _ratio_figure(column: str, label: str):
             ax.axhline(1.0, color="black", linestyle=":", linewidth=1.0)
         for ax in axes[len(patterns):]:
             ax.set_visible(False)
-        fig.suptitle(f"{label} vs n (mean over seeds; OPT at capacity k, online runs at c k)")
+        ns = sorted(ok.loc[ok[column].notna(), "n"].unique())
+        where = "vs n" if len(ns) != 1 else f"at n = {int(ns[0])}, the only n with this optimum"
+        fig.suptitle(f"{label} {where} (mean over seeds; OPT at capacity k, each online run at the load "
+                     "its legend names)")
         return fig
 
     plot.__name__ = plot.__qualname__ = f"_ratio_figure_{column}"
@@ -400,7 +404,7 @@ def _hit_figure(table):
     line_plot(ok, "n", "cost_per_request", ax=left, logx=True, ci=None, xlabel="n",
               ylabel="cost per request", title="hit-the-cut (built against dynamic-wfa)")
     line_plot(ok, "n", "ratio_static", ax=right, logx=True, logy=True, ci=None, xlabel="n",
-              ylabel="ALG / OPT_static", title="against the static optimum")
+              ylabel="ALG / OPT_static", title="against the static optimum at capacity k")
     return fig
 
 
@@ -565,8 +569,9 @@ register_experiment(
                        "dynamic-soft.theta=4", "dynamic-soft.theta=96"]},
         seeds=[0],
         policies=["static", "dynamic-soft"],
-        description="sensitivity to the parameters the paper's text lost ([?] in the notes), one at a time",
-        paper="004 (notes A2-A4)",
+        description="sensitivity to the parameters the paper's text lost "
+                    "([?] in docs/algorithms/ring-partitioning.md), one at a time",
+        paper="004 (Secs. 3-4; docs/algorithms/ring-partitioning.md A2-A4)",
         root_seed=4000,
         timeout=1200.0,
         quick={"grid": {"n": [16], "pattern": ["uniform"], "knob": ["default", "static.lam=0.9"], "trial": [0],

@@ -4,7 +4,7 @@
 each.  Request ``t`` is a ring *edge* ``e`` in ``0..n-1``, meaning the pair ``(e, e + 1 mod n)``;
 serving it costs 1 when the two processes are on different servers, else 0.  After serving a
 request an algorithm may migrate processes, ``alpha`` per process moved (the paper: 1), and the
-capacity must hold after every step's migrations (Sec. 1-2 of the paper; notes A1).
+capacity must hold after every step's migrations (Sec. 1-2 of the paper; docs/algorithms/ring-partitioning.md A1).
 
 Files.  A short sequence is stored inline in the JSON.  A long one (more than
 :data:`INLINE_REQUESTS` requests, or ``binary=True``) goes beside the JSON in a NumPy ``.npy``

@@ -2,7 +2,7 @@
 
 :func:`clusteropt.models.broker.build_broker_milp` is the Pyomo model users inspect and export;
 at the paper's scale (100 jobs, T = 50, R = 15: about 600k columns) building it and handing it to
-HiGHS took longer than HiGHS's solve (issue 22).  :func:`build_broker_arrays` builds **the same
+HiGHS took longer than HiGHS's solve.  :func:`build_broker_arrays` builds **the same
 model** -- the same variables with the same bounds and integrality, the same rows, the same
 objective -- as numpy / scipy arrays in one vectorized pass, in a
 :class:`~clusteropt.models.gadget_matrix.MatrixLP` whose column and row names are the Pyomo

@@ -3,7 +3,7 @@
 :func:`clusteropt.models.coflow.cos_lower_bound` solves the slides' LP (release rows plus the
 parallel inequalities of every machine, coflow.md B6) by row generation (B8).  Its Pyomo route
 writes every cut as a Pyomo row and hands it over through Pyomo's persistent interface, which
-took about half of the loop's time at the public trace's scale (issue 22).  This module runs the
+took about half of the loop's time at the public trace's scale.  This module runs the
 same loop on arrays:
 
 * the starting LP of :func:`~clusteropt.models.coflow.build_cos_lp` with ``release_rows="tightest"``

@@ -49,7 +49,8 @@ per-slot ILP with the ring sizes fixed (so the LP still bounds it; the tests che
 Weakness (measured, and provable).  With ``fix_runs=False`` (Formulation 2 as is) every mapping
 can be replaced by single-server mappings with the same node loads and no link ("folding": mass
 ``phi n_s / kappa`` of "all kappa on s" for every server s), so the link rows never bind and the
-optimum equals that of the plain flow LP (the "measured warning" of the notes): the extended
+optimum equals that of the plain flow LP (docs/algorithms/ring-embedding-lp.md, "The plain flow LP is weak"): the
+extended
 graph alone does not help, because co-location is free and the per-server caps are only
 aggregate.  ``fix_runs`` forbids folding onto a server with ``c_s <= h`` but still allows "all but
 one worker on one server"; a row that asks for links (``run_cap``) is met with circulations.
@@ -73,7 +74,8 @@ give 27k / 39k / 53k variables and 11k / 15k / 19k rows, built in 0.4 / 0.4 / 0.
 0.2 / 0.5 / 8.6 s (degenerate) and Pyomo's hand-over another 1.2-2.6 s; the decomposition
 0.03-0.2 s.
 
-:func:`decompose_extended` peels the solution into ``(varphi, Mapping)`` per job (notes C10,
+:func:`decompose_extended` peels the solution into ``(varphi, Mapping)`` per job
+(docs/algorithms/ring-embedding-lp.md C10,
 "Decomposition into valid mappings"): pick the root location u with the most residual flow, the
 copy w with the most residual ``s[u, w]``, a depth-first path of residual-positive arcs through
 branch 1 of copy w, then through branch 2 of the same copy (both end at w), ``varphi`` the least

@@ -1,9 +1,11 @@
 """Paper 004 (Räcke, Schmid, Zabrodin): the offline optima of ring partitioning as MILPs.
 
-The online algorithms of the paper are compared with two offline optima (Sec. 1; notes A1, A5):
+The online algorithms of the paper are compared with two offline optima (Sec. 1;
+docs/algorithms/ring-partitioning.md A1, A5):
 ``OPT_static`` (Thm 2.2) may migrate only before the first request, ``OPT_dyn`` (Thm 2.1) before
 every request.  Both are built here as Pyomo models; the paper gives no formulation, so the
-MILPs below are ours (notes A5).  Processes ``v`` and servers ``c``; edge ``e = (e, e + 1 mod n)``;
+MILPs below are the package's (docs/algorithms/ring-partitioning.md A5).  Processes ``v`` and servers ``c``; edge
+``e = (e, e + 1 mod n)``;
 ``c0(v)`` the initial server; ``alpha`` per migrated process.
 
 :func:`build_ring_static_opt`
@@ -134,7 +136,8 @@ def build_ring_static_opt(instance: RingInstance, relax: bool = False, capacity:
 
     References
     ----------
-    Paper 004, Sec. 1 (static OPT migrates only before the first request), Thm 2.2; notes A5.
+    Paper 004, Sec. 1 (static OPT migrates only before the first request), Thm 2.2;
+    docs/algorithms/ring-partitioning.md A5.
 
     Examples
     --------
@@ -207,7 +210,8 @@ def build_ring_dynamic_opt(instance: RingInstance, relax: bool = False, capacity
 
     References
     ----------
-    Paper 004, Sec. 1 (dynamic OPT may migrate after every request), Thm 2.1; notes A5.
+    Paper 004, Sec. 1 (dynamic OPT may migrate after every request), Thm 2.1; docs/algorithms/ring-partitioning.md
+    A5.
 
     Examples
     --------
@@ -427,7 +431,8 @@ def contiguous_arcs_cost(instance: RingInstance) -> tuple[float, np.ndarray]:
     Rotation ``s`` cuts the edges ``s - 1 + j k`` (arcs ``s + j k .. s + (j + 1) k - 1``); arcs get
     servers by maximum overlap with the initial assignment
     (``scipy.optimize.linear_sum_assignment``), which gives the fewest migrations for that cut.
-    Not optimal in general, even without migration: a server may hold several arcs (notes A5).
+    Not optimal in general, even without migration: a server may hold several arcs
+    (docs/algorithms/ring-partitioning.md A5).
 
     Returns
     -------
@@ -476,7 +481,9 @@ def _dynamic_builder(instance: RingInstance, relax: bool = False, capacity: floa
 
 register_model(ModelSpec(
     "ring-static-opt", "ring", _static_builder, "pyomo",
-    "paper 004 Sec. 1 / Thm 2.2: static OPT (migrate only before the first request) as a MILP (notes A5)"))
+    "paper 004 Sec. 1 / Thm 2.2: static OPT (migrate only before the first request) as a MILP "
+    "(docs/algorithms/ring-partitioning.md A5)"))
 register_model(ModelSpec(
     "ring-dynamic-opt", "ring", _dynamic_builder, "pyomo",
-    "paper 004 Sec. 1 / Thm 2.1: dynamic OPT, time-expanded MILP on run-compressed requests (notes A5)"))
+    "paper 004 Sec. 1 / Thm 2.1: dynamic OPT, time-expanded MILP on run-compressed requests "
+    "(docs/algorithms/ring-partitioning.md A5)"))

@@ -67,7 +67,7 @@ certify and their time per instance are recorded by ``python -m benchmarks.ring_
 References
 ----------
 Räcke, Schmid, Zabrodin, "Dynamic Balanced Graph Partitioning for Ring Demands", SPAA 2023:
-Sec. 1 (cost model, OPT_dyn), Thm 2.1; notes A5 (offline optima).
+Sec. 1 (cost model, OPT_dyn), Thm 2.1; docs/algorithms/ring-partitioning.md A5 (offline optima).
 """
 
 from __future__ import annotations
@@ -185,7 +185,8 @@ def build_ring_cut_lp(instance: RingInstance, relax: bool = False, capacity: int
 
     References
     ----------
-    Paper 004, Sec. 1 (cost model), Thm 2.1 (OPT_dyn, bounded here from below); notes A5.
+    Paper 004, Sec. 1 (cost model), Thm 2.1 (OPT_dyn, bounded here from below);
+    docs/algorithms/ring-partitioning.md A5.
 
     Examples
     --------
@@ -557,4 +558,5 @@ def _builder(instance: RingInstance, relax: bool = False, capacity: int | None =
 
 register_model(ModelSpec(
     "ring-dynamic-cut-lp", "ring", _builder, "pyomo",
-    "paper 004 Sec. 1 / Thm 2.1: LP over cut sets, a lower bound on dynamic OPT at any n (ours; notes A5)"))
+    "paper 004 Sec. 1 / Thm 2.1: LP over cut sets, a lower bound on dynamic OPT at any n "
+    "(the package's; docs/algorithms/ring-partitioning.md A5)"))

@@ -43,7 +43,8 @@ point method without crossover (only the duals are used).
 References
 ----------
 Räcke, Schmid, Zabrodin, "Dynamic Balanced Graph Partitioning for Ring Demands", SPAA 2023:
-Sec. 1 (cost model, OPT_dyn), Thm 2.1 (OPT_dyn, bounded here from below); notes A5 (offline optima).
+Sec. 1 (cost model, OPT_dyn), Thm 2.1 (OPT_dyn, bounded here from below); docs/algorithms/ring-partitioning.md A5
+(offline optima).
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ def build_ring_move_lp(instance: RingInstance, relax: bool = False, capacity: in
 
     References
     ----------
-    Paper 004, Sec. 1 (cost model), Thm 2.1; notes A5.
+    Paper 004, Sec. 1 (cost model), Thm 2.1; docs/algorithms/ring-partitioning.md A5.
 
     Examples
     --------
@@ -303,4 +304,4 @@ def _builder(instance: RingInstance, relax: bool = False, capacity: int | None =
 register_model(ModelSpec(
     "ring-dynamic-move-lp", "ring", _builder, "pyomo",
     "paper 004 Sec. 1 / Thm 2.1: cut-set LP with process moves and run-end rows, a lower bound on dynamic OPT "
-    "(ours; notes A5)"))
+    "(the package's; docs/algorithms/ring-partitioning.md A5)"))

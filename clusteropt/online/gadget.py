@@ -187,20 +187,34 @@ class Gadget:
         ``"lp-rs-mde"``: keep both HiGHS models alive across slots and re-solve an LP whose
         structure is the previous slot's from its basis, changing only costs and bounds
         (:class:`~clusteropt.solvers.direct.WarmHighs`).  Default False (every slot cold, as the
-        recorded runs were made).
-    embed_route : {"lp", "colgen"}
+        recorded runs were made).  With ``embed_route`` ``"colgen"`` only the selection LP's model
+        is held (column generation builds its master afresh every slot).
+    embed_route : {"auto", "lp", "colgen"}
         ``"lp-rs-mde"``: how Alg. 2 lines 4-6 are solved (:data:`clusteropt.rounding.gadget.EMBED_ROUTES`):
-        the augmented LP then its decomposition (default, the paper's order), or column generation
-        over the valid mappings (tree clusters; the same LP optimum, and it scales with servers).
+        the augmented LP then its decomposition (``"lp"``, the paper's order), or column generation
+        over the valid mappings (``"colgen"``: tree clusters, HiGHS; the same LP optimum, and it scales
+        with servers).  ``"auto"`` (default) resolves when the run starts
+        (:func:`clusteropt.rounding.gadget.resolve_routes`): ``"colgen"`` on a cluster of
+        :data:`~clusteropt.rounding.gadget.AUTO_SERVERS` (16) servers or more where it applies, else
+        ``"lp"``; measured by ``python -m benchmarks.gadget_route``
+        (``benchmarks/results/gadget_route.md``: one slot from 4 to 400 servers; with 100 jobs the
+        paper's route takes 2.8x the CPU of ``"colgen"`` with ``select_route="capacity"`` at 16
+        servers, 11.7x at 50).
     select_algorithm : {"simplex", "ipm"}
         ``"lp-rs-mde"``: HiGHS's algorithm for the ring-selection LP
         (:data:`clusteropt.rounding.gadget.SELECT_ALGORITHMS`; default primal simplex; not with ``warm``).
     select_classes : bool
         ``"lp-rs-mde"``: the ring-selection LP over classes of interchangeable servers (same value;
         :func:`clusteropt.models.gadget_matrix.server_classes`).  Default False.
-    select_route : {"full", "capacity"}
-        ``"lp-rs-mde"``: solve the ring-selection LP as built (default), or first without its link
-        rows and certify the result against it (:data:`clusteropt.rounding.gadget.SELECT_ROUTES`).
+    select_route : {"auto", "full", "capacity"}
+        ``"lp-rs-mde"``: solve the ring-selection LP as built (``"full"``, the paper's), or first
+        without its link rows and certify the result against it (``"capacity"``; tree clusters,
+        HiGHS, the tree form: :data:`clusteropt.rounding.gadget.SELECT_ROUTES`).  ``"auto"``
+        (default) resolves as ``embed_route`` does: ``"capacity"`` from 16 servers on where it
+        applies, else ``"full"``.  After :meth:`reset` (and so in a run's ``params`` and its
+        ``out.json``) :meth:`get_params` gives the resolved ``embed_route`` and ``select_route`` and
+        ``route_requested`` (``"<embed_route>/<select_route>"`` as given, e.g. ``"auto/auto"``); a
+        named route that cannot run on the instance is refused by :meth:`reset`.
     quotient : bool
         Solve every slot on the cluster's quotient tree (a fat-tree's parallel switches and links
         merged: :mod:`clusteropt.algorithms.gadget.quotient`, the same LP optimum as the
@@ -216,8 +230,8 @@ class Gadget:
                  form: str = "auto", solver: str | None = None, time_limit: float | None = EXACT_TIME_LIMIT,
                  mip_gap: float | None = EXACT_MIP_GAP, rounds: int = 100, alpha: float = 1 / 3,
                  epsilon: float | None = None, samples: int = 8, passes: int = 5, warm: bool = False,
-                 builder: str = "auto", embed_route: str = "lp", select_algorithm: str = "simplex",
-                 select_classes: bool = False, select_route: str = "full", quotient: bool = False):
+                 builder: str = "auto", embed_route: str = "auto", select_algorithm: str = "simplex",
+                 select_classes: bool = False, select_route: str = "auto", quotient: bool = False):
         self.slot_solver = slot_solver
         self.quotient = quotient
         self.embed_route = embed_route
@@ -241,12 +255,24 @@ class Gadget:
     def get_params(self) -> dict[str, Any]:
         """Every parameter that shapes a run, ``None`` where it does not apply to the slot solver.
 
+        ``embed_route`` and ``select_route`` are the routes the run takes: as given until
+        :meth:`reset` resolves ``"auto"`` on the instance, resolved after it; ``route_requested``
+        keeps what was given.
+
         >>> Gadget("greedy", fill="none").get_params()["fill"], Gadget().get_params()["solver"]
         ('none', None)
+        >>> from clusteropt.instances.gadget import gadget_preset
+        >>> pol = Gadget("lp-rs-mde")
+        >>> pol.get_params()["embed_route"], pol.get_params()["route_requested"]
+        ('auto', 'auto/auto')
+        >>> pol.reset(gadget_preset("paper", seed=0))
+        >>> [pol.get_params()[k] for k in ("embed_route", "select_route", "route_requested")]
+        ['colgen', 'capacity', 'auto/auto']
         """
         exact, lp = self.slot_solver == "exact", self.slot_solver == "lp-rs-mde"
         paper, safe = lp and self.rounding == "paper", lp and self.rounding != "paper"
         solver = (self.solver or "highs") if exact or lp else None
+        embed_route, select_route = getattr(self, "routes_", None) or (self.embed_route, self.select_route)
         return {
             "slot_solver": self.slot_solver,
             "fill": self.fill,
@@ -263,10 +289,11 @@ class Gadget:
             "passes": self.passes if safe else None,
             "warm": bool(self.warm) if lp else None,
             "builder": self.builder if exact else None,
-            "embed_route": self.embed_route if lp else None,
+            "embed_route": embed_route if lp else None,
             "select_algorithm": self.select_algorithm if lp else None,
             "select_classes": bool(self.select_classes) if lp else None,
-            "select_route": self.select_route if lp else None,
+            "select_route": select_route if lp else None,
+            "route_requested": f"{self.embed_route}/{self.select_route}" if lp else None,
             "quotient": bool(self.quotient),
         }
 
@@ -278,7 +305,14 @@ class Gadget:
             raise ValueError(f"fill = {self.fill!r}; expected one of {FILLS}")
         if self.rounding not in ROUNDINGS:
             raise ValueError(f"rounding = {self.rounding!r}; expected one of {ROUNDINGS}")
-        from clusteropt.rounding.gadget import BUILDERS, EMBED_ROUTES, SELECT_ALGORITHMS, SELECT_ROUTES
+        from clusteropt.rounding.gadget import (
+            BUILDERS,
+            EMBED_ROUTES,
+            SELECT_ALGORITHMS,
+            SELECT_ROUTES,
+            capacity_obstacle,
+            resolve_routes,
+        )
 
         if self.builder not in BUILDERS:
             raise ValueError(f"builder = {self.builder!r}; expected one of {BUILDERS}")
@@ -303,18 +337,18 @@ class Gadget:
                 log.warning("quotient tree: some merged links join parallel links of different bandwidths, so "
                             "its LPs bound the cluster's from above but need not equal them")
             work = dataclasses.replace(instance, cluster=self.quotient_.tree)
+        self.routes_: tuple[str, str] | None = None
         if self.slot_solver == "lp-rs-mde":
             if self.select_algorithm != "simplex" and self.warm:
                 raise ValueError(f"select_algorithm = {self.select_algorithm!r} with warm = True: a warm re-solve "
                                  "starts the simplex from the held basis")
-            if self.embed_route == "colgen" and not work.cluster.is_tree():
-                raise ValueError("embed_route = 'colgen' needs a tree cluster (Cluster.is_tree() is False); "
-                                 "use embed_route = 'lp'")
-            if (self.select_classes or self.select_route != "full") and not (
-                    work.cluster.is_tree() and (self.solver or "highs") == "highs"
-                    and self.form in ("auto", "tree")):
-                raise ValueError("select_classes = True and select_route = 'capacity' need the array-built "
-                                 "selection LP: a tree cluster, HiGHS, form 'auto' or 'tree'")
+            # the routes this run takes: "auto" resolved on the cluster the slots are solved on
+            routes = resolve_routes(work.cluster, embed_route=self.embed_route, select_route=self.select_route,
+                                    solver=self.solver, form=self.form)
+            obstacle = capacity_obstacle(work.cluster, solver=self.solver, form=self.form)
+            if self.select_classes and obstacle is not None:
+                raise ValueError(f"select_classes = True cannot run here: {obstacle}")
+            self.routes_ = routes
         if self.rounding == "paper" and self.slot_solver != "lp-rs-mde":
             raise ValueError(f"rounding = 'paper' is Alg. 2's rounding: a mode of slot_solver 'lp-rs-mde', "
                              f"not of {self.slot_solver!r}")

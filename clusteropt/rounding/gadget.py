@@ -24,6 +24,12 @@
     rounding and with or without the fill.  On tree clusters
     with HiGHS its two LPs are built as matrices (:mod:`clusteropt.models.gadget_matrix`, the very
     same LPs as the Pyomo models, tested row by row); ``builder="pyomo"`` builds the Pyomo models.
+:func:`resolve_routes`
+    How :func:`lp_rs_mde` solves its two LPs: the paper's order (the augmented LP then its
+    decomposition, the full selection LP) or the fast route (column generation, the certified
+    capacity relaxation), the same LP optima.  The default ``"auto"`` takes the paper's route on
+    clusters below :data:`AUTO_SERVERS` servers and the fast one from there on, where it applies
+    (``python -m benchmarks.gadget_route`` measured the choice).
 
 The rounding functions take ``rng`` (a Generator, a seed or None) and touch no global state.
 """
@@ -44,10 +50,11 @@ from clusteropt.algorithms.gadget.allocation import Mapping, SlotAllocation
 from clusteropt.algorithms.gadget.greedy import greedy_slot
 from clusteropt.algorithms.gadget.placement import Residual
 
-__all__ = ["BUILDERS", "EMBED_HIGHS_OPTIONS", "ROUNDINGS", "SELECT_HIGHS_OPTIONS", "PaperRounding",
-           "RingSelection", "SafeRounding", "draw_mappings", "load_ratios", "lp_rs_mde", "mappings_allocation",
-           "overload", "positive_gain", "round_paper", "round_safe", "select_from_chi", "select_rings",
-           "slot_gain", "theorem8_constants"]
+__all__ = ["AUTO_SERVERS", "BUILDERS", "EMBED_HIGHS_OPTIONS", "EMBED_ROUTES", "FAST_ROUTE", "PAPER_ROUTE",
+           "ROUNDINGS", "SELECT_HIGHS_OPTIONS", "SELECT_ROUTES", "PaperRounding", "RingSelection", "SafeRounding",
+           "capacity_obstacle", "colgen_obstacle", "draw_mappings", "load_ratios", "lp_rs_mde",
+           "mappings_allocation", "overload", "positive_gain", "resolve_routes", "round_paper", "round_safe",
+           "select_from_chi", "select_rings", "slot_gain", "theorem8_constants"]
 
 log = logging.getLogger(__name__)
 
@@ -70,14 +77,31 @@ BUILDERS = ("auto", "matrix", "pyomo")
 ROUNDINGS = ("safe", "paper")
 #: How Alg. 2 lines 4-6 are solved: ``"lp"`` builds the augmented LP and decomposes its solution
 #: (the paper's order), ``"colgen"`` generates the valid mappings directly
-#: (:mod:`clusteropt.models.gadget_colgen`; tree clusters; the same LP optimum).
-EMBED_ROUTES = ("lp", "colgen")
+#: (:mod:`clusteropt.models.gadget_colgen`; tree clusters, HiGHS; the same LP optimum);
+#: ``"auto"`` (the default) lets :func:`resolve_routes` choose one of them.
+EMBED_ROUTES = ("auto", "lp", "colgen")
 #: How the ring-selection LP is solved: ``"full"`` as built; ``"capacity"`` first without its link
 #: and ring-crossing rows (:func:`clusteropt.models.gadget_matrix.capacity_relaxation`), whose
 #: solution, extended at the smallest values the rows allow, is checked against the full LP
 #: (a feasible extension has the relaxation's value, so it is optimal); the full LP is solved only
-#: when the check fails (recorded as ``select_certified``).
-SELECT_ROUTES = ("full", "capacity")
+#: when the check fails (recorded as ``select_certified``); ``"auto"`` (the default) lets
+#: :func:`resolve_routes` choose.
+SELECT_ROUTES = ("auto", "full", "capacity")
+#: The route ``"auto"`` resolves to on clusters below :data:`AUTO_SERVERS` servers and wherever the
+#: fast route cannot run: ``(embed_route, select_route)`` in the paper's order (Alg. 2 lines 3-6).
+PAPER_ROUTE = ("lp", "full")
+#: The route ``"auto"`` resolves to from :data:`AUTO_SERVERS` servers on, where it applies (a tree
+#: cluster, HiGHS, the array-built tree form of the selection LP): column generation and the certified
+#: capacity relaxation, the same LP optima as :data:`PAPER_ROUTE` (:func:`resolve_routes`).
+FAST_ROUTE = ("colgen", "capacity")
+#: Servers from which ``"auto"`` takes :data:`FAST_ROUTE`.  Measured by ``python -m
+#: benchmarks.gadget_route`` (``benchmarks/results/gadget_route.md``: one slot, sqrt utility, CPU
+#: seconds of the whole slot): on the tiny and small presets (4 and 8 servers, 20 jobs) the paper's
+#: route takes 0.016 and 0.048 s, the fast one 0.016 and 0.038 s, so the paper's is kept there; with
+#: 100 jobs the paper's route takes 2.8x the fast one's CPU at 16 servers (0.335 s against 0.120 s),
+#: 11.7x at 50 (the paper's cluster: 7.39 s against 0.63 s), 64x at 100 and 200 servers (59 s and
+#: 110 s against 0.92 s and 1.73 s); at 400 servers the fast route takes 2.9 s.
+AUTO_SERVERS = 16
 #: HiGHS's algorithm for the ring-selection LP (Alg. 2 line 3): primal simplex
 #: (:data:`SELECT_HIGHS_OPTIONS`, the default) or the interior-point method with crossover (a vertex
 #: as well; faster from a few hundred servers on, ``python -m benchmarks.gadget_servers``).
@@ -148,6 +172,108 @@ def use_matrix(problem, form: str, solver: str | None, builder: str) -> bool:
                          f"{solver!r}, tree cluster: {problem.inst.cluster.is_tree()}); "
                          "use builder='pyomo' or 'auto'")
     return ok
+
+
+def colgen_obstacle(cluster, *, solver: str | None = None, embed_form: str = "auto") -> str | None:
+    """Why ``embed_route="colgen"`` cannot run here (None: it can).
+
+    Column generation prices placements on a tree (:mod:`clusteropt.models.gadget_colgen`), solves
+    its master with HiGHS, and is the augmented LP's tree form.
+    """
+    if not cluster.is_tree():
+        return "it prices placements on a tree cluster (Cluster.is_tree() is False)"
+    if solver not in (None, "highs"):
+        return f"its master LP is solved by HiGHS, not by solver = {solver!r}"
+    if embed_form not in ("auto", "tree"):
+        return f"it solves the augmented LP's tree form, not embed_form = {embed_form!r}"
+    return None
+
+
+def capacity_obstacle(cluster, *, solver: str | None = None, form: str = "auto",
+                      builder: str = "auto") -> str | None:
+    """Why ``select_route="capacity"`` (or ``select_classes=True``) cannot run here (None: it can):
+    both need the array-built selection LP (tree cluster, HiGHS, the tree form, builder not Pyomo).
+    """
+    if not cluster.is_tree():
+        return "it needs the array-built selection LP of a tree cluster (Cluster.is_tree() is False)"
+    if solver not in (None, "highs"):
+        return f"it needs the array-built selection LP, solved by HiGHS, not by solver = {solver!r}"
+    if form not in ("auto", "tree"):
+        return f"it needs the array-built selection LP in the tree form, not form = {form!r}"
+    if builder == "pyomo":
+        return "it needs the array-built selection LP, not builder = 'pyomo'"
+    return None
+
+
+def resolve_routes(cluster, *, embed_route: str = "auto", select_route: str = "auto", solver: str | None = None,
+                   form: str = "auto", embed_form: str = "auto", builder: str = "auto") -> tuple[str, str]:
+    """The named ``(embed_route, select_route)`` LP-RS-MDE runs on ``cluster`` (Alg. 2 lines 3-6).
+
+    A named route is checked and returned.  ``"auto"`` resolves each of the two on its own: the
+    fast one (:data:`FAST_ROUTE`: ``"colgen"``, ``"capacity"``) on a cluster of at least
+    :data:`AUTO_SERVERS` servers where it applies, else the paper's (:data:`PAPER_ROUTE`:
+    ``"lp"``, ``"full"``).  A ``builder`` named (``"matrix"`` or ``"pyomo"``: build these LPs so)
+    keeps the paper's route, whose LPs it builds.  Both routes reach the same LP optima: the
+    capacity route's selection is certified optimal for the full selection LP (or that LP is
+    solved), and column generation solves the augmented LP itself.  Where an LP has several optima
+    the routes may stop at different vertices, so a run may keep other ring sizes or draw other
+    mappings; name the route to repeat a run made with it.
+
+    The choice: ``python -m benchmarks.gadget_route`` (``benchmarks/results/gadget_route.md``) times
+    one slot of every route.  Below :data:`AUTO_SERVERS` servers (the tiny and small presets) all
+    four take under 0.05 s CPU, so the paper's route costs nothing worth saving; with 100 jobs the
+    fast route takes 1/2.8 of the paper's CPU at 16 servers, 1/11.7 at 50 (the paper's cluster)
+    and 1/64 at 100 and at 200, and it is the one route that stays within a few seconds at 400
+    servers (2.9 s CPU).  The selection LP's optimum and, for the same ring sizes, the augmented
+    LP's agree across the routes there to 1e-6.
+
+    Parameters
+    ----------
+    cluster : Cluster
+        The cluster the slots are solved on (with ``quotient=True`` the quotient tree).
+    embed_route, select_route : str
+        :data:`EMBED_ROUTES`, :data:`SELECT_ROUTES` (``"auto"``: choose).
+    solver, form, embed_form, builder
+        As in :func:`lp_rs_mde`: what the routes must run with.
+
+    Returns
+    -------
+    tuple of str
+        ``(embed_route, select_route)``, both named.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, or a named route that cannot run here, with the reason
+        (:func:`colgen_obstacle`, :func:`capacity_obstacle`).
+
+    >>> from clusteropt.instances.gadget import gadget_preset
+    >>> resolve_routes(gadget_preset("small", seed=0).cluster)
+    ('lp', 'full')
+    >>> resolve_routes(gadget_preset("paper", seed=0).cluster)
+    ('colgen', 'capacity')
+    >>> resolve_routes(gadget_preset("paper", seed=0).cluster, solver="scip")
+    ('lp', 'full')
+    """
+    if embed_route not in EMBED_ROUTES:
+        raise ValueError(f"embed_route = {embed_route!r}; expected one of {EMBED_ROUTES}")
+    if select_route not in SELECT_ROUTES:
+        raise ValueError(f"select_route = {select_route!r}; expected one of {SELECT_ROUTES}")
+    if builder not in BUILDERS:
+        raise ValueError(f"builder = {builder!r}; expected one of {BUILDERS}")
+    large = cluster.n_servers >= AUTO_SERVERS and builder == "auto"
+    embed_no = colgen_obstacle(cluster, solver=solver, embed_form=embed_form)
+    select_no = capacity_obstacle(cluster, solver=solver, form=form, builder=builder)
+    if embed_route == "colgen" and embed_no is not None:
+        raise ValueError(f"embed_route = 'colgen' cannot run here: {embed_no}; use embed_route = 'lp' or 'auto'")
+    if select_route == "capacity" and select_no is not None:
+        raise ValueError(f"select_route = 'capacity' cannot run here: {select_no}; use select_route = 'full' or "
+                         "'auto'")
+    if embed_route == "auto":
+        embed_route = FAST_ROUTE[0] if large and embed_no is None else PAPER_ROUTE[0]
+    if select_route == "auto":
+        select_route = FAST_ROUTE[1] if large and select_no is None else PAPER_ROUTE[1]
+    return embed_route, select_route
 
 
 def _select(problem, form: str, solver: str | None, builder: str, warm=None, options=SELECT_HIGHS_OPTIONS,
@@ -502,8 +628,8 @@ def round_safe(problem, decomposition: Decomposition, *, rng=None, samples: int 
 def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto", solver: str | None = None,
               rounding: str = "safe", samples: int = 8, passes: int = 5, rounds: int = 100, alpha: float = 1 / 3,
               epsilon: float | None = None, fill: bool = True, paths=None, builder: str = "auto",
-              warm: dict[str, Any] | None = None, embed_route: str = "lp",
-              select_algorithm: str = "simplex", select_classes: bool = False, select_route: str = "full"
+              warm: dict[str, Any] | None = None, embed_route: str = "auto",
+              select_algorithm: str = "simplex", select_classes: bool = False, select_route: str = "auto"
               ) -> tuple[SlotAllocation, dict[str, Any]]:
     """Alg. 2 for one slot: ring selection (Lemma 7), the augmented LP with those sizes
     (:func:`build_embedding_lp`), its decomposition and a rounding.  Returns the allocation and
@@ -535,8 +661,18 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
     (same optimal value; where the LP has several optima the point may differ).  None (default):
     every LP is built and solved afresh, as before.
 
-    ``embed_route``: ``"lp"`` (default) solves the augmented LP (line 4) and decomposes its solution
-    (lines 5-6); ``"colgen"`` (tree clusters) solves the same LP over the valid mappings by column
+    ``embed_route`` and ``select_route``: ``"auto"`` (the defaults) resolve by
+    :func:`resolve_routes` from the cluster: the paper's route (``"lp"``, ``"full"``) below
+    :data:`AUTO_SERVERS` servers, wherever the fast one cannot run and with a ``builder`` named,
+    column generation and the
+    certified capacity relaxation (``"colgen"``, ``"capacity"``) from there on (the same LP optima;
+    measured by ``python -m benchmarks.gadget_route``, ``benchmarks/results/gadget_route.md``).  The
+    info records the resolved names (``embed_route``, ``select_route``) and what was asked
+    (``route_requested``, ``"<embed_route>/<select_route>"``, e.g. ``"auto/auto"``); a named route
+    that cannot run here raises :class:`ValueError`.
+
+    ``embed_route="lp"`` solves the augmented LP (line 4) and decomposes its solution
+    (lines 5-6); ``"colgen"`` (tree clusters, HiGHS) solves the same LP over the valid mappings by column
     generation (:func:`clusteropt.models.gadget_colgen.solve_embedding_colgen`), whose optimal weights
     are the decomposition.  Same augmented LP value; where that LP has several optimal
     decompositions the two routes may draw different mappings.  With ``"colgen"`` the info also has
@@ -554,7 +690,7 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
     route only): the same LP value, from an optimum that treats the servers of a class alike, so
     Lemma 7 may keep other ring sizes than the full LP's vertex.
 
-    ``select_route``: :data:`SELECT_ROUTES` (with ``warm``, the held selection model is then the
+    ``select_route``: :data:`SELECT_ROUTES` (with ``warm`` and ``"capacity"``, the held selection model is then the
     relaxation's, and a full LP after a failed certificate is solved cold).  With ``"capacity"`` the
     info has ``select_certified`` (whether the relaxation's solution was certified optimal for the
     full LP), ``select_violation`` (its extension's largest relative violation of the full LP) and
@@ -578,22 +714,18 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
 
     if rounding not in ROUNDINGS:
         raise ValueError(f"rounding = {rounding!r}; expected one of {ROUNDINGS}")
-    if embed_route not in EMBED_ROUTES:
-        raise ValueError(f"embed_route = {embed_route!r}; expected one of {EMBED_ROUTES}")
-    if select_route not in SELECT_ROUTES:
-        raise ValueError(f"select_route = {select_route!r}; expected one of {SELECT_ROUTES}")
     if select_algorithm not in SELECT_ALGORITHMS:
         raise ValueError(f"select_algorithm = {select_algorithm!r}; expected one of {tuple(SELECT_ALGORITHMS)}")
     if select_algorithm != "simplex" and warm is not None:
         raise ValueError(f"select_algorithm = {select_algorithm!r} with warm re-solves: a warm re-solve starts "
                          "the simplex from the held basis; use select_algorithm = 'simplex'")
     inst = problem.inst
-    if embed_route == "colgen" and not inst.cluster.is_tree():
-        raise ValueError("embed_route = 'colgen' prices placements on a tree cluster (Cluster.is_tree() is "
-                         "False); use embed_route = 'lp'")
+    requested = f"{embed_route}/{select_route}"
+    embed_route, select_route = resolve_routes(inst.cluster, embed_route=embed_route, select_route=select_route,
+                                               solver=solver, form=form, embed_form=embed_form, builder=builder)
     info: dict[str, Any] = {"jobs": int(problem.jobs.size), "embed_route": embed_route,
                             "select_algorithm": select_algorithm, "select_classes": bool(select_classes),
-                            "select_route": select_route}
+                            "select_route": select_route, "route_requested": requested}
     if problem.jobs.size == 0:
         info.update({"rounding": rounding, "capacity_violations": 0, "max_load_ratio": 0.0, "fill_gain": 0.0,
                      "objective": 0.0})
@@ -687,3 +819,4 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
     if colgen is not None:  # its own split: column hand-off, master runs plus pricing
         info.update({"builder": "colgen", "build_s": colgen.build_seconds})
     return alloc, info
+

@@ -223,18 +223,21 @@ def register_runner(spec: RunnerSpec) -> RunnerSpec:
     return register(RUNNERS, spec, "runner")
 
 
-def _load_runners() -> None:
+def _load_runners() -> list[RunnerSpec]:
+    """Every registered runner, in :data:`RUNNER_MODULES` order (then any registered elsewhere)."""
     for module in RUNNER_MODULES:
         importlib.import_module(module)
+    order = {m: k for k, m in enumerate(RUNNER_MODULES)}
+    return sorted(RUNNERS.values(), key=lambda s: order.get(s.runner.__module__, len(order)))
 
 
 def get_runner(kind: str) -> RunnerSpec:
     """The runner of instances of ``kind`` (or of a kind it converts)."""
-    _load_runners()
-    for spec in RUNNERS.values():
+    specs = _load_runners()
+    for spec in specs:
         if kind == spec.kind or kind in spec.also:
             return spec
-    kinds = ", ".join(k for s in RUNNERS.values() for k in (s.kind, *s.also))
+    kinds = ", ".join(k for s in specs for k in (s.kind, *s.also))
     raise ValueError(f"instances of kind {kind!r} have no runner; runs take {kinds} instances")
 
 
@@ -340,8 +343,7 @@ def list_policies(kind: str | None = None) -> list[dict[str, Any]]:
     >>> rows[0]["policy"], rows[0]["default"]
     ('dynamic', True)
     """
-    _load_runners()
-    specs = list(RUNNERS.values()) if kind is None else [get_runner(kind)]
+    specs = _load_runners() if kind is None else [get_runner(kind)]
     return [{"kind": s.kind, "policy": p, "default": p == s.default, "description": text,
              "options": list(s.options)}
             for s in specs for p, text in s.policies.items()]

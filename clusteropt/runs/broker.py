@@ -11,7 +11,8 @@ __all__ = ["SPEC", "check_output", "run_broker_policy"]
 
 _POLICIES = {
     "mlbroker": "Alg. 1: the regularized convex problem (10) per slot, then A_round (Alg. 2)",
-    "mlbroker-plus": "ours: mlBroker, each slot decided by A_round or the slot's exact MILP, whichever costs less",
+    "mlbroker-plus": "the package's: mlBroker, each slot decided by A_round or the slot's exact MILP, "
+                     "whichever costs less",
     "local": "baseline: every job in its data's data centre",
     "central": "baseline: every job in one data centre",
     "oasis": "baseline: OASiS's online placement",

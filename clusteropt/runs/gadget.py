@@ -20,10 +20,10 @@ _OPTIONS = {
     "time_limit": "gadget exact: seconds per slot ILP (default 60; inf: none)",
     "mip_gap": "gadget exact: relative MIP gap per slot (default 1e-4)",
     "warm": "gadget lp-rs-mde: keep both HiGHS models across slots, re-solve from the last basis",
-    "embed_route": "gadget lp-rs-mde: Alg. 2 lines 4-6 as the augmented LP (lp) or by column generation (colgen)",
+    "embed_route": "gadget lp-rs-mde: auto (default: by size), lp (the paper's augmented LP) or colgen",
     "select_algorithm": "gadget lp-rs-mde: HiGHS's algorithm for the ring-selection LP (simplex or ipm)",
     "select_classes": "gadget lp-rs-mde: solve the ring-selection LP over classes of interchangeable servers",
-    "select_route": "gadget lp-rs-mde: the ring-selection LP as built (full) or capacity rows first (capacity)",
+    "select_route": "gadget lp-rs-mde: auto (default: by size), full (the paper's LP) or capacity rows first",
     "quotient": "gadget: solve every slot on the fat-tree's quotient tree, route on the fat-tree",
     "fill": "gadget: greedy (default: the work-conserving fill of idle capacity) or none (Alg. 1 as written)",
     "rounding": "gadget lp-rs-mde: safe (default; never exceeds a capacity) or paper (Alg. 2 lines 7-9)",
@@ -64,9 +64,9 @@ def run_gadget_policy(inst, policy: str, *, seed=0, progress=False, slot_solver=
                 raise OptionError(f"{{{option}}} is an option of {{slot_solver}} lp-rs-mde, not of {solver_name}")
         options: dict[str, Any] = {
             "slot_solver": solver_name, "fill": fill or "greedy", "rounding": rounding or "safe",
-            "warm": bool(warm), "embed_route": embed_route or "lp",
+            "warm": bool(warm), "embed_route": embed_route or "auto",
             "select_algorithm": select_algorithm or "simplex",
-            "select_classes": bool(select_classes), "select_route": select_route or "full",
+            "select_classes": bool(select_classes), "select_route": select_route or "auto",
             "quotient": bool(quotient)}
         # unset: the policy's defaults (the exact slot solver's limit and gap), recorded in its params
         options.update({k: v for k, v in (("time_limit", time_limit), ("mip_gap", mip_gap)) if v is not None})

@@ -9,11 +9,11 @@ from clusteropt.runs import OptionError, Run, RunnerSpec, register_runner
 __all__ = ["SPEC", "check_output", "run_ring_policy"]
 
 _POLICIES = {
-    "dynamic": "Thm 2.2's dynamic algorithm (random 2-HST + mirror-descent line MTS)",
-    "dynamic-mix": "ours: the dynamic algorithm with the HST and work-function line MTS combined",
+    "dynamic": "Thm 2.1's dynamic algorithm (random 2-HST + mirror-descent line MTS)",
+    "dynamic-mix": "the package's: the dynamic algorithm with the HST and work-function line MTS combined",
     "dynamic-soft": "the dynamic algorithm with the soft (entropic) line MTS",
     "dynamic-wfa": "the dynamic algorithm with the deterministic work-function line MTS",
-    "static": "Thm 2.1's static algorithm (against the best fixed placement)",
+    "static": "Thm 2.2's static algorithm (against the best fixed placement)",
     "never": "baseline: never migrate",
     "static-best": "baseline: the best arcs in hindsight, placed once",
     "greedy": "baseline: move the cut off each requested edge greedily",
@@ -45,7 +45,8 @@ def run_ring_policy(inst, policy: str, *, seed=0, progress=False, epsilon=None, 
     head = (f"ring: n = {inst.n}, {inst.servers} servers (k = {inst.k}), alpha {inst.alpha:g}, seed {seed}; "
             f"{policy}: total {chk.value:.6g} (communication {chk.communication_cost:.6g}, migration "
             f"{chk.migration_cost:.6g}), {int(result.migrations.shape[0])} migrations, max load {chk.max_load} "
-            f"of c*k = {chk.capacity:g}; verified {chk.feasible}")
+            f"(this run may load a server up to c*k = {chk.capacity:g}; the optima of `clusteropt solve` keep "
+            f"every server at k = {inst.k}); verified {chk.feasible}")
     failure = None if chk.feasible else (
         f"the run failed verification: {'; '.join(str(v) for v in chk.violations[:3])}")
     return Run(kind="ring", policy=policy, seed=seed, params=dict(result.params), summary=head, costs=costs,

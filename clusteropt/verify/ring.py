@@ -7,7 +7,8 @@ Request ``t`` on ring edge ``e`` (the pair ``e, e + 1 mod n``) costs 1 when its 
 sit on different servers after every migration with index ``< t``; every row that really changes
 a process's server costs ``alpha``.  Capacity ``c * k`` (``c`` the run's augmentation) must hold
 after every *step*: the initial placement, and the end of each request index that has
-migrations (loads in the middle of one step's migrations do not count; paper Sec. 1-2, notes A1).
+migrations (loads in the middle of one step's migrations do not count; paper Sec. 1-2,
+docs/algorithms/ring-partitioning.md A1).
 
 Only the instance and the run's ``initial`` / ``migrations`` / ``augmentation`` are read; nothing
 from the algorithm that made the run is imported or trusted.  The run may be a

@@ -46,7 +46,7 @@ def naive_greedy_completion(inst, order):
 
 
 def bssi(loads, weight):
-    """Sincronia's BSSI written out independently (notes B9)."""
+    """Sincronia's BSSI written out independently (docs/algorithms/coflow.md B9)."""
     loads, w = np.asarray(loads, float), np.asarray(weight, float).copy()
     left, order = list(range(len(w))), []
     while left:
@@ -88,7 +88,7 @@ def test_schedules_are_feasible_and_meet_the_prefix_bounds(seed):
             delta = loads[order[: k + 1]].sum(axis=0).max()
             if delta == 0:
                 continue
-            # greedy: C_k <= r_k + 2 Delta(prefix) - 1 (notes B7, list scheduling)
+            # greedy: C_k <= r_k + 2 Delta(prefix) - 1 (docs/algorithms/coflow.md B7, list scheduling)
             assert greedy.completion[j] <= inst.release[j] + 2 * delta - 1
             if not release:
                 # moved blocks: C_k <= sum_{p<=k} Delta(G'_p) <= 2 Delta(prefix) (slides' lemma)

@@ -2,7 +2,6 @@
 
 import dataclasses
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,10 +9,11 @@ import pytest
 from clusteropt.algorithms.coflow.pipeline import POLICIES, run_coflow
 from clusteropt.algorithms.coflow.schedule import CoflowSchedule
 from clusteropt.cli import main
+from clusteropt.data import sample_path
 from clusteropt.instances import ConcurrentOpenShopInstance, load_instance, random_coflows
 from clusteropt.verify import check_coflow_schedule
 
-SAMPLE = Path(__file__).resolve().parents[1] / "data" / "coflow" / "small_benchmark.txt"
+SAMPLE = sample_path("coflow/small_benchmark.txt")
 
 
 @pytest.mark.parametrize("policy", POLICIES)
@@ -116,7 +116,7 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     inst_path = tmp_path / "inst.json"
     random_coflows(3, 3, max_units=2, seed=0).to_json(inst_path)
     assert main(["run", str(inst_path), "--policy", "lifo"]) == 2
-    assert "policy = 'lifo'" in capsys.readouterr().err
+    assert "unknown --policy 'lifo'; coflow instances take primal-dual" in capsys.readouterr().err
 
 
 def test_online_runs_record_how_they_were_made():

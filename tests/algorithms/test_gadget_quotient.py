@@ -146,8 +146,8 @@ def test_lift_drops_what_no_routing_keeps_and_says_so(caplog):
 
 
 @pytest.mark.parametrize("options", [
-    {"slot_solver": "greedy"}, {"slot_solver": "lp-rs-mde"},
-    {"slot_solver": "lp-rs-mde", "embed_route": "colgen", "select_route": "capacity"}, {"slot_solver": "exact"}])
+    {"slot_solver": "greedy"}, {"slot_solver": "lp-rs-mde", "embed_route": "lp", "select_route": "full"},
+    {"slot_solver": "lp-rs-mde"}, {"slot_solver": "exact"}])
 def test_gadget_on_the_quotient_tree_is_verified_on_the_fat_tree(options):
     fat = k_ary_fat_tree(4, gpus=(1, 2), host_bw=100, fabric_bw=100, seed=1)
     inst = random_gadget(8, cluster=fat, workers=(2, 5), horizon=3, arrivals="zero", seed=1, utility="log",
@@ -157,6 +157,8 @@ def test_gadget_on_the_quotient_tree_is_verified_on_the_fat_tree(options):
     check = check_gadget_schedule(inst, run.schedule)
     assert check.ok, check.violations[:3]
     assert run.params["quotient"] is True
+    if options == {"slot_solver": "lp-rs-mde"}:  # auto, resolved on the 16-server quotient tree
+        assert (run.params["embed_route"], run.params["select_route"]) == ("colgen", "capacity")
     assert any(a.rings for a in run.schedule.slots)  # rings crossed the fabric
     for info in run.slot_info:
         assert info["lift_dropped"] == [] and info["lift_method"] in ("greedy", "milp", None)

@@ -23,7 +23,7 @@ vectors = arrays(np.float64, st.integers(1, 12), elements=st.floats(-50, 50))
 temps = st.floats(0.1, 20)
 
 
-# -- smooth minimum (Appendix A; notes A3) ------------------------------------------------------------
+# -- smooth minimum (Appendix A; docs/algorithms/ring-partitioning.md A3) ----------------------------------
 
 @settings(max_examples=200, deadline=None)
 @given(vectors, temps)
@@ -54,7 +54,7 @@ def test_smin_increase_pays_for_hitting_and_distribution_moves_little(x, c, data
     assert np.abs(q - p).sum() <= 2 / c * float(p @ y) + 1e-9
 
 
-# -- CDF coupling (notes A4) ---------------------------------------------------------------------------
+# -- CDF coupling (docs/algorithms/ring-partitioning.md A4) -----------------------------
 
 def test_cdf_coupling_marginal_is_p():
     rng = np.random.default_rng(0)

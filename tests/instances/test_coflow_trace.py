@@ -1,6 +1,6 @@
 """Coflow-benchmark reader (clusteropt.instances.coflow_trace).
 
-``tests/data/coflow/small_benchmark.txt`` (6 ports, 5 coflows), hand-computed with the default
+``clusteropt/data/coflow/small_benchmark.txt`` (6 ports, 5 coflows), hand-computed with the default
 ``unit_mb = 1`` and ``slot_ms = 1000``:
 
 ====  =======  ============  ==============================  ===========================  =======
@@ -23,11 +23,12 @@ import numpy as np
 import pytest
 
 import clusteropt.instances.coflow  # noqa: F401  (registers the coflow kind for load_instance)
+from clusteropt.data import sample_path
 from clusteropt.instances.base import InstanceError, load_instance
 from clusteropt.instances.coflow import CoflowInstance
 from clusteropt.instances.coflow_trace import TraceError, read_coflow_benchmark
 
-SMALL = Path(__file__).resolve().parents[1] / "data" / "coflow" / "small_benchmark.txt"
+SMALL = sample_path("coflow/small_benchmark.txt")
 GOOD_LINES = SMALL.read_text().splitlines()
 
 

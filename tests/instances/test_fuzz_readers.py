@@ -28,6 +28,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from clusteropt.data import sample_path
 from clusteropt.instances.broker import BrokerPrices, read_prices_csv, read_transfer_costs_csv
 from clusteropt.instances.coflow import CoflowInstance
 from clusteropt.instances.coflow_trace import TraceError, read_coflow_benchmark
@@ -61,7 +62,7 @@ ALIBABA = (DATA / "alibaba_sample.csv").read_text()
 
 #: reader name -> (valid file text, read function, type of a successful result)
 READERS = {
-    "coflow": ((DATA / "coflow" / "small_benchmark.txt").read_text(), read_coflow_benchmark, CoflowInstance),
+    "coflow": (sample_path("coflow/small_benchmark.txt").read_text(), read_coflow_benchmark, CoflowInstance),
     "philly": (PHILLY, lambda p: read_philly_jobs(p, cluster=CLUSTER, seed=0), GadgetInstance),
     "alibaba": (ALIBABA, lambda p: read_alibaba_jobs(p, cluster=CLUSTER, seed=0), GadgetInstance),
     # with an explicit horizon (later jobs dropped, whatever their time) and max_jobs

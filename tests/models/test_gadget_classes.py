@@ -166,12 +166,12 @@ def test_capacity_relaxation_certificate(kind, seed, classes):
 def test_lp_rs_mde_capacity_route_certifies_or_falls_back():
     for p, certified in ((_problem("racks", 0), True), (_links_bind(), False)):
         alloc, info = lp_rs_mde(p, rng=0, select_route="capacity")
-        _, ref = lp_rs_mde(p, rng=0)
+        _, ref = lp_rs_mde(p, rng=0, select_route="full")
         assert info["select_certified"] is certified and info["select_route"] == "capacity"
         assert info["lp_value"] == pytest.approx(ref["lp_value"], rel=1e-8)
         check = check_gadget_allocation(p.inst, alloc, p.t, used=p.z_prev)
         assert check.ok, check.violations[:3]
-    assert "select_certified" not in lp_rs_mde(_problem("racks", 0), rng=0)[1]
+    assert "select_certified" not in lp_rs_mde(_problem("racks", 0), rng=0, select_route="full")[1]
     with pytest.raises(ValueError, match="select_route"):
         lp_rs_mde(_problem("racks", 0), select_route="lagrange")
     with pytest.raises(ValueError, match="select_route"):

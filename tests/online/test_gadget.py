@@ -265,12 +265,13 @@ def test_gadget_params_and_bad_options():
     assert p == {"slot_solver": "exact", "fill": "none", "rounding": None, "form": "auto", "solver": "highs",
                  "time_limit": 5.0, "mip_gap": 0.01, "rounds": None, "alpha": None, "epsilon": None,
                  "samples": None, "passes": None, "warm": None, "builder": "auto", "embed_route": None,
-                 "select_algorithm": None, "select_classes": None, "select_route": None, "quotient": False}
+                 "select_algorithm": None, "select_classes": None, "select_route": None, "route_requested": None,
+                 "quotient": False}
     p = make_policy("gadget", slot_solver="exact").get_params()
     assert p["time_limit"] == EXACT_TIME_LIMIT == 60.0 and p["mip_gap"] == EXACT_MIP_GAP == 1e-4
     p = make_policy("gadget", slot_solver="lp-rs-mde", rounding="paper").get_params()
     assert p["rounding"] == "paper" and p["rounds"] == 100 and p["alpha"] == pytest.approx(1 / 3)
-    assert p["warm"] is False and p["embed_route"] == "lp" and p["select_algorithm"] == "simplex"
+    assert p["warm"] is False and p["embed_route"] == "auto" and p["select_algorithm"] == "simplex"  # before reset
     assert p["samples"] is None and p["time_limit"] is None
     assert make_policy("las").get_params() == {"order": "las", "workers": "N_i"}
     inst = gadget_preset("tiny", jobs=2, seed=0)

@@ -34,7 +34,12 @@ def _python(code: str) -> subprocess.CompletedProcess:
                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
 
 
-@pytest.mark.parametrize("sequence", [[None, 1], [None, 2], [2, 1], [1, 2, None, 1]])
+@pytest.mark.parametrize("sequence", [
+    [None, 1],  # the sequence that failed in highspy 1.16.0 (the default pool, then one thread)
+    pytest.param([None, 2], marks=pytest.mark.slow),
+    pytest.param([2, 1], marks=pytest.mark.slow),
+    [1, 2, None, 1],  # every change of thread count in one process
+])
 def test_any_thread_count_after_any_other_is_solved(sequence):
     done = _python(SCRIPT.format(sequence=sequence))
     assert done.returncode == 0, done.stderr

@@ -7,8 +7,8 @@ j through port i (``CoflowInstance.loads()``; inputs then outputs), weights and 
 References
 ----------
 Ahmadi, Khuller, Purohit, Yang, "On Scheduling Coflows" (IPCO 2017; Algorithmica 2020): the
-slides in ``papers/001``, "Primal Dual Algorithm Sketch"; the exact steps are restored in
-``notes/coflow.md`` B6.  Sincronia (Agarwal et al., SIGCOMM 2018), BSSI: ``notes/coflow.md`` B9.
+talk's slides, "Primal Dual Algorithm Sketch"; the exact steps are restored in
+``docs/algorithms/coflow.md`` B6.  Sincronia (Agarwal et al., SIGCOMM 2018), BSSI: the same page, B9.
 Varys (Chowdhury, Zhong, Stoica, SIGCOMM 2014), smallest effective bottleneck first: B9.
 """
 
@@ -109,7 +109,7 @@ def primal_dual_order(loads, weight, release=None, *, kappa: float = 0.5) -> Pri
     kappa : float
         The release test's threshold; ``1/2`` balances the two branches and gives the ratios 5
         (coflows, with the schedulers here) and 3 (concurrent open shop) with release times, 4
-        and 2 without (notes B6).
+        and 2 without (docs/algorithms/coflow.md B6).
 
     Returns
     -------
@@ -117,7 +117,7 @@ def primal_dual_order(loads, weight, release=None, *, kappa: float = 0.5) -> Pri
 
     References
     ----------
-    Slides, "Primal Dual Algorithm Sketch"; notes/coflow.md B6 (exact steps [I], ratios [R]).
+    Slides, "Primal Dual Algorithm Sketch"; docs/algorithms/coflow.md B6 (exact steps [I], ratios [R]).
 
     Examples
     --------
@@ -167,7 +167,7 @@ def primal_dual_order(loads, weight, release=None, *, kappa: float = 0.5) -> Pri
 
 def sincronia_order(loads, weight) -> np.ndarray:
     """Sincronia's BSSI: bottleneck port b, place last the coflow minimizing ``w'_j / L_{b,j}``,
-    rescale the weights, repeat.  It is :func:`primal_dual_order` without release times (notes
+    rescale the weights, repeat.  It is :func:`primal_dual_order` without release times (docs/algorithms/coflow.md
     B6, B9: the public Sincronia code is this loop), so it is computed by it.
     """
     loads, weight, _ = _inputs(loads, weight)

@@ -9,7 +9,7 @@
     the priority order) and costs per flow, not per slot.  Every slot before a coflow's
     completion in which one of its flows waits has that flow's input or output busy with an
     earlier coflow's unit (or its own), so ``C_k <= r_k + 2 * Delta(prefix) - 1``: the bound the
-    primal-dual analysis needs for the ratios 4 and 5 (notes/coflow.md B7, [I]).
+    primal-dual analysis needs for the ratios 4 and 5 (docs/algorithms/coflow.md B7, [I]).
 
 ``paper_schedule``
     The slides' steps 2 and 3: in order, move each unit edge of coflow k back to the first
@@ -19,7 +19,7 @@
     ``Delta``-regular multigraph, take a perfect matching on the support with multiplicity the
     smallest entry on it, repeat).  The lemma ``sum_{p<=k} Delta(G'_p) <= 2 Delta(prefix)`` gives
     ``C_k <= 2 Delta(prefix)`` without release times.  With release times the slides' "modified
-    Hall's theorem" is not recoverable (notes B7, [?]); here a block starts no earlier than the
+    Hall's theorem" is not recoverable (docs/algorithms/coflow.md B7, [?]); here a block starts no earlier than the
     slot after its own coflow's release (and after the previous block), and an edge moves back
     only into a block starting after its coflow's release, which keeps the schedule feasible but
     carries no proven bound: use ``greedy`` when the bound matters.

@@ -6,7 +6,7 @@ servers. A k-ary fat-tree (:func:`clusteropt.instances.gadget.k_ary_fat_tree`, A
 has ``(k/2)^2`` shortest paths between pods, and the general-topology LP
 (:mod:`clusteropt.models.gadget_extended`) has ``kappa |S| |E|`` arc variables per job, servers times
 links (``benchmarks/gadget_fattree`` sets the two side by side). This module puts the tree routes on a
-fat-tree (issue 22 item 1).
+fat-tree.
 
 **The quotient tree** (:func:`quotient_tree`). Group the switches (:func:`fat_tree_groups`: every edge
 switch alone, the aggregation switches of one pod together, all core switches together; servers stay

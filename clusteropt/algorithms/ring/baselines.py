@@ -13,7 +13,8 @@ Each implements :class:`clusteropt.algorithms.ring.state.RingAlgorithm` (``start
     ``l`` equal arcs it takes the one minimising ``alpha * migrations + requests on its cut
     edges`` (arcs labelled to servers by maximum overlap with the initial assignment), migrates
     to it before the first request and never moves again (augmentation 1).  Contiguous arcs are
-    not always the best static partition (notes A5), so this is an upper bound on the static
+    not always the best static partition (docs/algorithms/ring-partitioning.md A5), so this is an upper bound on
+    the static
     optimum, not the optimum (that is the ``ring-static-opt`` model).
 ``GreedyCut``
     Online and deterministic: contiguous arcs whose boundaries (cut edges) move to less

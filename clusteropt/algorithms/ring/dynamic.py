@@ -1,6 +1,7 @@
 """The dynamic algorithm of paper 004 (Sec. 3): random-shift intervals, one MTS-driven cut edge each.
 
-Algorithm (Sec. 3.1; notes A2).  With ``L = floor((1 + eps/2) k)`` (at most ``n``) and
+Algorithm (Sec. 3.1; docs/algorithms/ring-partitioning.md A2).  With ``L = floor((1 + eps/2) k)`` (at most ``n``)
+and
 ``m = ceil(n / L) <= l``, draw a shift ``s ~ Uniform{0..L-1}`` and form the intervals
 ``I_j = edges s + jL .. s + (j+1)L - 1`` (mod ``n``), ``j = 0..m-1``: consecutive intervals share
 one vertex, the last one wraps round and may overlap ``I_0`` on up to ``L - 1`` edges, every

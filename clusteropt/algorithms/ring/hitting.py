@@ -1,4 +1,4 @@
-"""The hitting game on a line with interval growing (paper 004, Sec. 4.1; notes A3).
+"""The hitting game on a line with interval growing (paper 004, Sec. 4.1; docs/algorithms/ring-partitioning.md A3).
 
 A position on a line of edges starts on a centre edge ``e0``.  Each request is an edge; a
 request on the current position costs 1 (hitting), changing position costs the distance
@@ -12,7 +12,8 @@ request on the current position costs 1 (hitting), changing position costs the d
   rho) + 1``: 1, 3, 7, 15, ... edges for ``growth = 2``) up to ``max_edges``, ``U`` is re-drawn and
   the position re-chosen (moving cost = the distance, at most the new length).
 
-Constants (notes A3, [I]: reconstructed, the paper's values were lost): ``theta(I) = theta_factor
+Constants (docs/algorithms/ring-partitioning.md A3, [I]: reconstructed, the paper's values were lost):
+``theta(I) = theta_factor
 * d`` (rounded up) and ``c = c_factor * d``, both factors 1 by default.  ``theta = d`` makes the
 initial interval grow right after its first hit, as the paper says; ``c = d`` makes the expected
 moving cost per request ``<= (d / c) p_e`` comparable to the hitting cost ``p_e``.

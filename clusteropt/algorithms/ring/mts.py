@@ -6,7 +6,8 @@ elsewhere; afterwards the algorithm may move, paying the distance.  This is the 
 problem (a request is served by the placement *before* the migrations it triggers), so the cost
 of a run is ``sum_t [e_t == s_{t-1}] + |s_{t-1} - s_t|`` ("pay, then move").
 
-Work function (notes A4.1).  ``w_t(x)`` = the least cost of serving the first ``t`` requests and
+Work function (docs/algorithms/ring-partitioning.md A4.1).  ``w_t(x)`` = the least cost of serving the first ``t``
+requests and
 ending in ``x``, where the first move may also be made before the first request (so
 ``w_0(x) = |x - start|``; this differs from the strict "pay, then move" optimum by at most 1).
 ``w`` stays 1-Lipschitz and integral, and a request on ``e`` changes only
@@ -21,7 +22,8 @@ the counters ``hit_cost_``, ``move_cost_``, ``cost_``):
     argmin needs no scan).  Proven: ``(2N-1)``-competitive in the usual "move, then pay" MTS,
     hence at most ``2 (2N - 1) OPT + const`` in the "pay, then move" order used here.
 :class:`SoftWorkFunctionLine`
-    The randomized *heuristic* of notes A4.3: distribution ``p(x) ~ exp(-w(x) / theta)`` rounded
+    The randomized *heuristic* of docs/algorithms/ring-partitioning.md A4.3: distribution
+    ``p(x) ~ exp(-w(x) / theta)`` rounded
     online by the CDF coupling (one uniform ``U`` per instance; position = smallest ``j`` with
     ``CDF(j) >= U``).  **No competitive guarantee** (failure mode in its docstring).
 :class:`~clusteropt.algorithms.ring.mts_hst.EntropicHSTLine` (module ``mts_hst``)
@@ -182,7 +184,8 @@ class WorkFunctionLine(LineMTS):
 class SoftWorkFunctionLine(LineMTS):
     """Randomized heuristic line MTS: ``p(x) ~ exp(-w(x) / theta)``, rounded by the CDF coupling.
 
-    **No proven competitive ratio.**  This is notes A4.3, shipped in place of the paper's black box
+    **No proven competitive ratio.**  This is docs/algorithms/ring-partitioning.md A4.3, shipped in place of the
+    paper's black box
     (a random 2-HST of the line + entropic mirror descent, ``O(log^2 N)``-competitive; not
     implemented because its multi-level dynamics could not be recovered).
 
@@ -204,8 +207,8 @@ class SoftWorkFunctionLine(LineMTS):
     Parameters
     ----------
     theta : float, optional
-        Temperature (tag [?]: not from the paper).  Default ``N`` (the number of states), the
-        notes' suggestion.
+        Temperature (tag [?]: not from the paper).  Default ``N`` (the number of states), as suggested
+        in docs/algorithms/ring-partitioning.md A4.
 
     Notes
     -----

@@ -1,7 +1,7 @@
 """Paper 004 (Räcke, Schmid, Zabrodin): exact offline optima without a solver, for tiny instances.
 
 These are the oracles the solver models (:mod:`clusteropt.models.ring`) and the online
-algorithms are tested against (notes A3, A5).
+algorithms are tested against (docs/algorithms/ring-partitioning.md A3, A5).
 
 Ring partitioning (Sec. 1, Thm 2.1 / 2.2 comparators)
     A *labelling* gives every process a server with at most ``capacity`` processes per server;
@@ -54,7 +54,7 @@ An upper bound on OPT_dyn at any size (ours)
     is at most the ``static-best`` baseline's cost; with the window bound it brackets OPT_dyn
     (``python -m benchmarks.ring_dynamic_bracket``).
 
-Line games (notes A3, A4) for the interval algorithms' unit tests
+Line games (docs/algorithms/ring-partitioning.md A3, A4) for the interval algorithms' unit tests
     :func:`line_hitting_static_opt`: the hitting game's static optimum ``min_e |e - e0| + r_e``.
     :func:`line_mts_opt`: the offline optimum of the line MTS (minimum of the work function).
 
@@ -338,7 +338,7 @@ def dynamic_opt_dp(instance, capacity: int | None = None, *, method: str = "auto
 
     References
     ----------
-    Paper 004, Sec. 1 (the dynamic OPT of Thm 2.1); notes A5.
+    Paper 004, Sec. 1 (the dynamic OPT of Thm 2.1); docs/algorithms/ring-partitioning.md A5.
 
     Examples
     --------
@@ -632,7 +632,7 @@ def static_opt_bruteforce(instance, capacity: int | None = None, *,
 
     References
     ----------
-    Paper 004, Sec. 1 and Thm 2.2 (OPT_static); notes A5.
+    Paper 004, Sec. 1 and Thm 2.2 (OPT_static); docs/algorithms/ring-partitioning.md A5.
 
     Examples
     --------
@@ -846,7 +846,7 @@ def dynamic_cut_bound(instance, capacity: int | None = None, *, block: int | Non
     References
     ----------
     Paper 004, Sec. 1 (the cost model and the dynamic OPT of Thm 2.1, which this bounds from
-    below); notes A5 (the offline optima).
+    below); docs/algorithms/ring-partitioning.md A5 (the offline optima).
 
     Examples
     --------
@@ -931,7 +931,8 @@ def _cut_dp(m: int, cap: int, init_cut: np.ndarray, requests: np.ndarray, half: 
 
 
 def line_hitting_static_opt(counts, e0: int) -> float:
-    """Static optimum of the hitting game on a line (Sec. 4.1; notes A3): ``min_e |e - e0| + r_e``.
+    """Static optimum of the hitting game on a line: ``min_e |e - e0| + r_e`` (Sec. 4.1;
+    docs/algorithms/ring-partitioning.md A3).
 
     Edges ``0..d-1`` of a line; the player starts on edge ``e0``, may move once (paying the
     distance) and then pays 1 for each request on the edge it stands on.
@@ -957,7 +958,8 @@ def line_hitting_static_opt(counts, e0: int) -> float:
 
 
 def line_mts_opt(n_states: int, start: int, requests) -> float:
-    """Offline optimum of the line MTS of the dynamic algorithm (Sec. 3; notes A4): the work function's minimum.
+    """Offline optimum of the line MTS of the dynamic algorithm: the work function's minimum (Sec. 3;
+    docs/algorithms/ring-partitioning.md A4).
 
     States ``0..n_states-1`` on a line (distance ``|x - y|``), start at ``start``.  A request on
     state ``e`` costs 1 if the server is at ``e`` when it is served, moving costs the distance, and

@@ -1,6 +1,7 @@
 """The smooth minimum, its gradient (the softmin distribution) and the CDF coupling (paper 004).
 
-Paper 004 (Räcke, Schmid, Zabrodin, SPAA'23), Appendix A, and notes A3 (formulas reconstructed [I]):
+Paper 004 (Räcke, Schmid, Zabrodin, SPAA'23), Appendix A, and docs/algorithms/ring-partitioning.md A3 (formulas
+reconstructed [I]):
 
 ``smin_c(x) = -c ln sum_i exp(-x_i / c) = c smin(x / c)`` for a temperature ``c > 0``, with
 
@@ -14,7 +15,8 @@ Paper 004 (Räcke, Schmid, Zabrodin, SPAA'23), Appendix A, and notes A3 (formula
 
 The hitting game (:mod:`clusteropt.algorithms.ring.hitting`) keeps the softmin of the request
 counts of its interval as the distribution of its position, and turns it into one position with
-the CDF coupling (notes A4): one ``U ~ Uniform(0, 1]`` per interval, position = the smallest ``j``
+the CDF coupling (docs/algorithms/ring-partitioning.md A4): one ``U ~ Uniform(0, 1]`` per interval, position = the
+smallest ``j``
 with ``F(j) >= U`` (:func:`cdf_position`).  The position has marginal ``p`` exactly, and when
 ``p`` changes to ``p'`` the expected distance moved is ``sum_j |F(j) - F'(j)|``, the earth
 mover's distance ``W1(p, p')`` on the line (:func:`line_w1`): the optimal coupling.
@@ -61,7 +63,7 @@ def smin_c(x, c: float = 1.0) -> float:
 
     References
     ----------
-    Paper 004, Appendix A (smooth minimum), Sec. 4.1; notes A3.
+    Paper 004, Appendix A (smooth minimum), Sec. 4.1; docs/algorithms/ring-partitioning.md A3.
 
     Examples
     --------
@@ -98,7 +100,8 @@ def smin_c_grad(x, c: float = 1.0) -> np.ndarray:
 
     References
     ----------
-    Paper 004, Appendix A; notes A3 (``||grad smin_c(x + y) - grad smin_c(x)||_1 <= (2/c) <p, y>``).
+    Paper 004, Appendix A; docs/algorithms/ring-partitioning.md A3
+    (``||grad smin_c(x + y) - grad smin_c(x)||_1 <= (2/c) <p, y>``).
 
     Examples
     --------
@@ -119,7 +122,7 @@ def cdf_position(p, u):
 
     With ``u ~ Uniform(0, 1]`` the result has distribution ``p``; keeping ``u`` fixed while
     ``p`` changes to ``p'`` moves the index by ``sum_j |F(j) - F'(j)| = W1(p, p')`` in
-    expectation (the optimal transport on the line, notes A4).
+    expectation (the optimal transport on the line, docs/algorithms/ring-partitioning.md A4).
 
     Parameters
     ----------

@@ -2,7 +2,8 @@
 
 Räcke, Schmid, Zabrodin (SPAA'23), Thm. 2.2: ``O(log^2 n)``-competitive against the best
 *static* placement (one re-arrangement before the first request), with constant resource
-augmentation.  Three procedures (notes A3; [R] recovered, [I] reconstructed, [?] unknown):
+augmentation.  Three procedures (docs/algorithms/ring-partitioning.md A3; [R] recovered, [I] reconstructed, [?]
+unknown):
 
 Slicing [R]
     Every initial cut edge (endpoints on different servers initially) gets an interval centred on
@@ -29,7 +30,8 @@ Scheduling [R form, I details]
     sends its smallest singletons (at most ``cluster_cap k`` processes at a time) to the least
     loaded server until it is at most ``T`` (``rebalancing``).
 
-The capacity promise ([?] in the paper; notes A1: about ``(1 + eps') k + s_max``, ``s_max`` about
+The capacity promise ([?] in the paper; docs/algorithms/ring-partitioning.md A1: about ``(1 + eps') k + s_max``,
+``s_max`` about
 ``2k..3k``) is made explicit: :attr:`StaticRing.augmentation` ``= 1 + epsilon + cluster_cap`` and
 every server holds at most ``T`` processes after every step.  Why it holds: a colour cluster
 ``c`` holds only slices whose strict majority is ``c``, so fewer than ``2 k`` processes (server
@@ -71,7 +73,7 @@ class StaticRing:
     lam : float, optional
         ``lambda`` in ``(1/2, 1)``: an interval that is ``lam``-monochromatic after growing is
         deactivated, and a slice that is ``lam``-monochromatic joins its colour cluster [?].
-        Default ``1 - epsilon / 4`` (notes A3, [I]).
+        Default ``1 - epsilon / 4`` (docs/algorithms/ring-partitioning.md A3, [I]).
     max_interval : int, optional
         Largest interval, in *processes* (vertices; an interval of ``d`` edges has ``d + 1``)
         [I]: default ``k + 1`` (needed for "a final interval always contains an optimal cut",
@@ -96,7 +98,7 @@ class StaticRing:
     References
     ----------
     Räcke, Schmid, Zabrodin, "Dynamic Balanced Graph Partitioning for Ring Demands", SPAA 2023,
-    Sec. 4.2 (Algorithm 1), Lemmas 4.9-4.13, 4.18-4.20, Thm. 2.2; notes A3-A4.
+    Sec. 4.2 (Algorithm 1), Lemmas 4.9-4.13, 4.18-4.20, Thm. 2.2; docs/algorithms/ring-partitioning.md A3-A4.
 
     Examples
     --------
