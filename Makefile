@@ -71,7 +71,7 @@ notebooks: $(STAMP)
 
 # Re-resolve the pins (run by hand when a dependency is to move; commit the result).
 lock: $(BIN)/python
-	$(BIN)/python -m pip install --quiet --upgrade -e ".[dev,scip,dask,parquet,docs]"
+	$(BIN)/python -m pip install --quiet --upgrade -e ".[dev,scip,dask,parquet,docs,solvers]"
 	$(BIN)/python -m pip freeze --exclude-editable --exclude clusteropt > requirements/constraints.txt
 
 clean:

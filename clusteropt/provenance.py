@@ -46,7 +46,7 @@ PACKAGES = ("numpy", "scipy", "pyomo", "cvxpy", "highspy", "pyscipopt", "clarabe
 """Libraries whose versions can change a result (random draws, solver answers)."""
 
 SOLVER_PACKAGES = {"highs": "highspy", "scip": "pyscipopt", "clarabel": "clarabel", "scs": "scs",
-                   "gurobi": "gurobipy"}
+                   "gurobi": "gurobipy", "cplex": "cplex", "xpress": "xpress", "copt": "coptpy"}
 """Registry solver name -> the Python package whose version is the solver's (CBC and GLPK are
 executables: their version is not known to Python and is written as None)."""
 

@@ -168,6 +168,9 @@ SOLVER_TOLERANCES: Mapping[str, Tolerance] = MappingProxyType(
         "cbc": EXACT,
         "glpk": EXACT,
         "gurobi": EXACT,
+        "cplex": EXACT,
+        "xpress": EXACT,
+        "copt": EXACT,
         "clarabel": CONIC,
         "scs": FIRST_ORDER,
     }

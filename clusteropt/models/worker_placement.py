@@ -110,6 +110,7 @@ def build_worker_placement_cvxpy(
     return CvxpyModel(
         problem,
         variables={"y": y},
+        index={"y": {"I": range(n_i), "S": range(n_s)}},
         constraints={"workers_limit": workers_limit, "capacity": capacity},
         parameters={"C": C, "u": u},
         name="worker_placement",
