@@ -524,16 +524,22 @@ def solve_cmd(instance, model_name, solver, time_limit, mip_gap, threads, relax,
         # nothing is written: an earlier result file at --json stays as it was
         raise SolverFailure(f"no solution: {result.termination.value} ({result.raw.get('status')})")
     if json_path:
-        from clusteropt.provenance import solver_block
+        head = {"instance": instance, "model": spec.name, "relax": relax, "slot": slot,
+                **({"price_form": model.price_form} if spec.kind == "broker" else {}),
+                **({"job_ids": list(inst.job_ids)} if spec.kind == "gadget" else {})}
+        _write_solve_result(json_path, head, result, time_limit=time_limit, mip_gap=mip_gap, threads=threads)
 
-        options = {"time_limit": time_limit, "mip_gap": mip_gap, "threads": threads}
-        payload = {"instance": instance, "model": spec.name, "relax": relax, "slot": slot,
-                   **({"price_form": model.price_form} if spec.kind == "broker" else {}),
-                   **({"job_ids": list(inst.job_ids)} if spec.kind == "gadget" else {}), **result.to_dict(),
-                   "provenance": _provenance(solver_block(result.solver, options))}
-        _write_text(json_path, json.dumps(payload, indent=1) + "\n")
-        if not _is_stdout(json_path):
-            click.echo(f"wrote {json_path}")
+
+def _write_solve_result(json_path: str, head: dict, result, **options) -> None:
+    """``solve`` / ``solve-file --json``: ``head``, the result, and the provenance with the solver's
+    options.
+    """
+    from clusteropt.provenance import solver_block
+
+    payload = {**head, **result.to_dict(), "provenance": _provenance(solver_block(result.solver, options))}
+    _write_text(json_path, json.dumps(payload, indent=1) + "\n")
+    if not _is_stdout(json_path):
+        click.echo(f"wrote {json_path}")
 
 
 @cli.command("solve-file")
@@ -568,14 +574,8 @@ def solve_file_cmd(file, solver, time_limit, mip_gap, threads, json_path):
     if not result.has_solution:
         raise SolverFailure(f"no solution: {result.termination.value} ({result.raw.get('status')})")
     if json_path:
-        from clusteropt.provenance import solver_block
-
-        options = {"time_limit": time_limit, "mip_gap": mip_gap, "threads": threads}
-        payload = {"file": file, **result.to_dict(),
-                   "provenance": _provenance(solver_block(result.solver, options))}
-        _write_text(json_path, json.dumps(payload, indent=1) + "\n")
-        if not _is_stdout(json_path):
-            click.echo(f"wrote {json_path}")
+        _write_solve_result(json_path, {"file": file}, result, time_limit=time_limit, mip_gap=mip_gap,
+                            threads=threads)
 
 
 @cli.command("verify")
