@@ -14,7 +14,7 @@ import clusteropt.experiments.broker  # (paper 003: registers on import)
 import clusteropt.experiments.gadget  # (paper 000: registers on import)
 import clusteropt.experiments.ring  # noqa: F401  (paper 004: registers on import)
 from clusteropt.experiments import coflow, realtime, worker_placement
-from clusteropt.experiments.report import ReportError, markdown_table, summarize, write_report
+from clusteropt.experiments.report import ReportError, export_table, markdown_table, summarize, write_report
 from clusteropt.experiments.runner import run_cell
 from clusteropt.experiments.spec import (
     EXPERIMENTS,
@@ -25,7 +25,7 @@ from clusteropt.experiments.spec import (
     get_experiment,
     register_experiment,
 )
-from clusteropt.experiments.store import ResultsStore, StoreError, export_table
+from clusteropt.experiments.store import ResultsStore, StoreError
 from clusteropt.experiments.sweep import DEFAULT_STORE, run_sweep
 
 __all__ = [

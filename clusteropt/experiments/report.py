@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +32,19 @@ import pandas as pd
 
 from clusteropt.experiments.spec import RESERVED_COLUMNS, Experiment
 
-__all__ = ["figures_note", "index_entry", "markdown_table", "ok_rows", "read_results", "remake_figures",
-           "summarize", "write_figures", "write_index", "write_report"]
+__all__ = [
+    "export_table",
+    "figures_note",
+    "index_entry",
+    "markdown_table",
+    "ok_rows",
+    "read_results",
+    "remake_figures",
+    "summarize",
+    "write_figures",
+    "write_index",
+    "write_report",
+]
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +112,45 @@ def markdown_table(table: pd.DataFrame) -> str:
     return "\n".join([line(columns), rule, *(line(r) for r in cells)]) + "\n"
 
 
+def export_table(table: pd.DataFrame, path: str | Path) -> Path:
+    """Write ``table`` by the file's suffix: ``.csv``, ``.parquet`` (needs pyarrow) or ``.md``.
+
+    The file is written whole to a temporary name and then renamed, so a failed export leaves
+    an earlier file intact.
+
+    Raises
+    ------
+    ValueError
+        For another suffix.
+    ImportError
+        For ``.parquet`` when pyarrow is not installed (the message says how to get it).
+    """
+    from clusteropt.instances.base import write_text_atomic
+
+    path = Path(path)
+    suffix = path.suffix.lower()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if suffix == ".csv":
+        write_text_atomic(path, table.to_csv(index=False, lineterminator="\n"))
+    elif suffix == ".md":
+        write_text_atomic(path, markdown_table(table))
+    elif suffix == ".parquet":
+        if find_spec("pyarrow") is None:
+            raise ImportError(
+                f"cannot write {path}: Parquet export needs pyarrow, which is not installed here "
+                "(pip install 'clusteropt[parquet]' or pip install pyarrow); CSV and Markdown need nothing"
+            )
+        tmp = path.with_name(f".{path.name}.tmp")
+        try:
+            table.to_parquet(tmp, index=False, engine="pyarrow")
+            tmp.replace(path)
+        finally:
+            tmp.unlink(missing_ok=True)
+    else:
+        raise ValueError(f"cannot export to {path}: suffix {path.suffix!r}; expected .csv, .parquet or .md")
+    return path
+
+
 def param_columns(table: pd.DataFrame) -> list[str]:
     """The parameter columns of a tidy table: those between ``code_version`` and ``seed``."""
     cols = list(table.columns)
@@ -142,8 +193,6 @@ def write_report(spec: Experiment, table: pd.DataFrame, out: str | Path) -> list
     of the report is still written; the error is raised at the end (:class:`ReportError`, a
     ``RuntimeError`` naming every one that failed and holding the paths written).
     """
-    from clusteropt.experiments.store import export_table
-
     out = Path(out)
     if table.empty:
         raise ValueError(f"no results for experiment {spec.name!r}; run it first (clusteropt experiment run)")

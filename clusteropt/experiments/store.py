@@ -29,7 +29,6 @@ import json
 import logging
 import sqlite3
 from collections.abc import Iterable, Mapping
-from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -38,7 +37,7 @@ import pandas as pd
 
 from clusteropt.experiments.spec import Cell, Experiment, params_key
 
-__all__ = ["ENVIRONMENT_COLUMNS", "SCHEMA_VERSION", "STATUSES", "ResultsStore", "StoreError", "export_table",
+__all__ = ["ENVIRONMENT_COLUMNS", "SCHEMA_VERSION", "STATUSES", "ResultsStore", "StoreError",
            "versions_text"]
 
 log = logging.getLogger(__name__)
@@ -473,42 +472,3 @@ class ResultsStore:
             self._conn, params=(experiment, version, env),
         )
 
-
-def export_table(table: pd.DataFrame, path: str | Path) -> Path:
-    """Write ``table`` by the file's suffix: ``.csv``, ``.parquet`` (needs pyarrow) or ``.md``.
-
-    The file is written whole to a temporary name and then renamed, so a failed export leaves
-    an earlier file intact.
-
-    Raises
-    ------
-    ValueError
-        For another suffix.
-    ImportError
-        For ``.parquet`` when pyarrow is not installed (the message says how to get it).
-    """
-    from clusteropt.experiments.report import markdown_table
-    from clusteropt.instances.base import write_text_atomic
-
-    path = Path(path)
-    suffix = path.suffix.lower()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if suffix == ".csv":
-        write_text_atomic(path, table.to_csv(index=False, lineterminator="\n"))
-    elif suffix == ".md":
-        write_text_atomic(path, markdown_table(table))
-    elif suffix == ".parquet":
-        if find_spec("pyarrow") is None:
-            raise ImportError(
-                f"cannot write {path}: Parquet export needs pyarrow, which is not installed here "
-                "(pip install 'clusteropt[parquet]' or pip install pyarrow); CSV and Markdown need nothing"
-            )
-        tmp = path.with_name(f".{path.name}.tmp")
-        try:
-            table.to_parquet(tmp, index=False, engine="pyarrow")
-            tmp.replace(path)
-        finally:
-            tmp.unlink(missing_ok=True)
-    else:
-        raise ValueError(f"cannot export to {path}: suffix {path.suffix!r}; expected .csv, .parquet or .md")
-    return path

@@ -88,7 +88,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from clusteropt.algorithms.broker.decision import BrokerDecision, BrokerSchedule
+from clusteropt.algorithms.broker.decision import BrokerDecision, BrokerSchedule, decision_cost
 from clusteropt.instances.broker import BrokerInstance
 from clusteropt.online.driver import FALLBACK, register_environment
 
@@ -115,21 +115,6 @@ SLOT_MILP = "slot-milp"
 #: Cost components of a slot, in order.
 COST_NAMES = ("C1", "C2", "C3", "C4")
 _CEIL_SLACK = 1e-9
-
-
-def decision_cost(inst: BrokerInstance, decision: BrokerDecision, prev_v: np.ndarray, t: int) -> np.ndarray:
-    """``[C1, C2*, C3, C4]`` of slot t's decision: the objective of (8) / (9) at it (module docstring).
-
-    ``C2* = sum x`` (the decision's price variables) and ``C3`` from ``max(v - v(t - 1), 0)`` over
-    the active jobs (the smallest ``z`` (8h) allows).
-    """
-    act = inst.active_mask(t)
-    d = inst.transfer_cost
-    c1 = float(np.einsum("irq,rq->", decision.q[act], d))
-    c2 = float(np.sum(decision.x))
-    c3 = float((np.maximum(decision.v[act] - prev_v[act], 0.0) * inst.deploy_cost[act, None]).sum())
-    c4 = float(np.einsum("irq,rq,i->", decision.g[act], d, inst.traffic[act]))
-    return np.array([c1, c2, c3, c4])
 
 
 @dataclasses.dataclass(frozen=True)

@@ -18,7 +18,7 @@
    possibly above the slot's.
 3. *Keep the cheaper* of the two (the MILP's with ``x = F(h)`` and the cheaper price tier in closed
    form, Eq. (7), as the other integral policies) by the slot's cost ``C1 + C2* + C3 + C4`` of (8)
-   (:func:`clusteropt.online.broker.decision_cost`), the incumbent on ties or when the MILP ends
+   (:func:`clusteropt.algorithms.broker.decision.decision_cost`), the incumbent on ties or when the MILP ends
    without a solution.
 
 The incumbent when the MILP has no solution.  Only a *limit* may end the MILP so: ``time_limit``
@@ -215,7 +215,7 @@ def slot_milp_round(inst: BrokerInstance, t: int, y_frac, s_frac, prev_v=None, r
     Examples
     --------
     >>> from clusteropt.instances.broker import BrokerInstance
-    >>> from clusteropt.online.broker import decision_cost
+    >>> from clusteropt.algorithms.broker.decision import decision_cost
     >>> from clusteropt.verify.broker import check_broker_decision
     >>> inst = BrokerInstance(horizon=1, price_a=[[2.0], [3.0]], price_b=[[1.0], [2.0]], threshold=[[4.0], [4.0]],
     ...                       transfer_cost=[[0, 0.5], [0.5, 0]], arrival=[1], last_slot=[1],
@@ -227,8 +227,8 @@ def slot_milp_round(inst: BrokerInstance, t: int, y_frac, s_frac, prev_v=None, r
     >>> info.milp_cost < info.a_round_cost
     True
     """
+    from clusteropt.algorithms.broker.decision import decision_cost
     from clusteropt.models.broker import build_broker_milp, decisions_from_solution
-    from clusteropt.online.broker import decision_cost
     from clusteropt.solvers.direct import solve_highs_direct
     from clusteropt.solvers.result import NotOptimalError, Termination
 

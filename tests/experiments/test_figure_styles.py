@@ -27,9 +27,8 @@ from clusteropt.experiments.plots import (
     ratio_plot,
     save_figure,
 )
-from clusteropt.experiments.report import ReportError, read_results, remake_figures, write_figures
+from clusteropt.experiments.report import ReportError, export_table, read_results, remake_figures, write_figures
 from clusteropt.experiments.spec import EXPERIMENTS
-from clusteropt.experiments.store import export_table
 
 RECORDED = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "experiments"
 RECORDED_NAMES = sorted(name for name in EXPERIMENTS if (RECORDED / name / "results.csv").is_file())

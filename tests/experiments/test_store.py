@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from clusteropt.experiments import ResultsStore, StoreError, export_table, run_sweep
+from clusteropt.experiments import report as report_module
 from clusteropt.experiments import store as store_module
 from tests.experiments import specs
 
@@ -101,7 +102,7 @@ def test_parquet_without_pyarrow_says_so_and_keeps_the_old_file(filled, tmp_path
         table = db.table("test-sample")
     target = tmp_path / "t.parquet"
     target.write_bytes(b"earlier")
-    monkeypatch.setattr(store_module, "find_spec", lambda name: None)
+    monkeypatch.setattr(report_module, "find_spec", lambda name: None)
     with pytest.raises(ImportError, match=r"needs pyarrow, which is not installed here \(pip install"):
         export_table(table, target)
     assert target.read_bytes() == b"earlier"

@@ -35,7 +35,7 @@ import numpy as np
 if TYPE_CHECKING:
     from clusteropt.instances.broker import BrokerInstance
 
-__all__ = ["FIELDS", "BrokerDecision", "BrokerSchedule"]
+__all__ = ["FIELDS", "BrokerDecision", "BrokerSchedule", "decision_cost"]
 
 #: Field name -> (shape axes, integral?); axes: "I" jobs, "R" data centers, "K" resources.
 FIELDS: dict[str, tuple[str, bool]] = {
@@ -215,3 +215,22 @@ class BrokerSchedule:
     def from_json(cls, text: str) -> BrokerSchedule:
         """Parse JSON text written by :meth:`to_json`."""
         return cls.from_dict(json.loads(text))
+
+
+def decision_cost(inst: BrokerInstance, decision: BrokerDecision, prev_v: np.ndarray, t: int) -> np.ndarray:
+    """``[C1, C2*, C3, C4]`` of slot t's decision: the objective of paper 003's (8) / (9) at it.
+
+    ``C1 = sum d^{rr'} q_i^{rr'}`` (data moved), ``C2* = sum x`` (the decision's price
+    variables), ``C3 = sum c_i max(v_i^r - v_i^r(t - 1), 0)`` (the smallest ``z`` (8h) allows;
+    ``v(t - 1)`` of a job not active in ``t - 1`` is 0) and ``C4 = sum d^{rr'} B_i g_i^{rr'}`` (the
+    connections' traffic), over the active jobs ``I_t``.  For an integral decision ``x = F(h)``
+    exactly (Eq. (7)), so this is the cost :func:`clusteropt.verify.check_broker_schedule`
+    recomputes from ``y`` and ``s`` alone.
+    """
+    act = inst.active_mask(t)
+    d = inst.transfer_cost
+    c1 = float(np.einsum("irq,rq->", decision.q[act], d))
+    c2 = float(np.sum(decision.x))
+    c3 = float((np.maximum(decision.v[act] - prev_v[act], 0.0) * inst.deploy_cost[act, None]).sum())
+    c4 = float(np.einsum("irq,rq,i->", decision.g[act], d, inst.traffic[act]))
+    return np.array([c1, c2, c3, c4])
