@@ -38,8 +38,8 @@ test-latest:
 	$(LATEST)/bin/python -m pytest -m "not slow" -q -n 2
 	$(LATEST)/bin/python -m benchmarks.record_check --solvers --strict --jobs 2 --out out/test-latest
 
-# The checks marked slow (deselected by `make test`): the quick modes of the session benchmarks and
-# the rarer solver-state cases; about 5 minutes.
+# The checks marked slow (deselected by `make test`): the benchmarks' quick modes, three notebooks,
+# the large fuzz profiles and experiments, the rarer solver-state cases.
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -m slow -q -n 2
 

@@ -24,6 +24,7 @@ def test_the_benchmarks_readme_describes_every_benchmark():
     assert not missing, f"benchmarks/README.md does not describe {missing}"
 
 
+@pytest.mark.slow  # a benchmark's quick mode of 10-20 s: `make test-slow`
 def test_persistent_resolve_quick(tmp_path, capsys):
     code = persistent_resolve.main(["--quick", "--slots", "2", "--variants", "lp", "--out", str(tmp_path)])
     assert code == 0
@@ -37,6 +38,7 @@ def test_persistent_resolve_quick(tmp_path, capsys):
     assert "all four methods" in capsys.readouterr().out.lower()
 
 
+@pytest.mark.slow  # a benchmark's quick mode of 10-20 s: `make test-slow`
 def test_sweep_overhead_quick(tmp_path):
     from benchmarks import sweep_overhead
 
@@ -60,6 +62,7 @@ def test_coflow_scale_quick(tmp_path):
     assert "## all released at 0" in (tmp_path / "coflow_scale.md").read_text()
 
 
+@pytest.mark.slow  # a benchmark's quick mode of 10-20 s: `make test-slow`
 def test_realtime_speed_quick(tmp_path):
     from benchmarks import realtime_speed
 
@@ -103,6 +106,7 @@ def test_gadget_online_quick(tmp_path):
     assert "median HiGHS solve s" in (tmp_path / "gadget_online.md").read_text()
 
 
+@pytest.mark.slow  # a benchmark's quick mode of 10-20 s: `make test-slow`
 def test_broker_quick(tmp_path):
     from benchmarks import broker
 
@@ -117,6 +121,7 @@ def test_broker_quick(tmp_path):
     assert "## (a) problem (10) per slot" in (tmp_path / "broker.md").read_text()
 
 
+@pytest.mark.slow  # a benchmark's quick mode of 10-20 s: `make test-slow`
 def test_broker_retries_quick(tmp_path):
     from benchmarks import broker_retries
 
@@ -313,6 +318,7 @@ def test_ring_bound_quality_quick(tmp_path):
         ring_bound_quality.main(["--quick", "--patterns", "spiral"])
 
 
+@pytest.mark.slow  # a benchmark's quick mode of 10-20 s: `make test-slow`
 def test_gadget_fattree_quick(tmp_path):
     from benchmarks import gadget_fattree
 

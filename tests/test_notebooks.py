@@ -6,8 +6,8 @@ import pytest
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 
-SLOW = {"gadget", "realtime"}
-"""Notebooks of about 20 s each even in quick mode: run with ``pytest -m slow`` (keeps ``make test``
+SLOW = {"gadget", "realtime", "ring"}
+"""Notebooks of 20-30 s each even in quick mode: run with ``make test-slow`` (keeps ``make test``
 under its 10 minutes; the other notebooks run in every ``make test``)."""
 
 
