@@ -1343,6 +1343,8 @@ def experiment_list_cmd(modules: tuple[str, ...], as_json: bool) -> None:
 
     _import_modules(modules)
     rows = [EXPERIMENTS[name].describe() for name in sorted(EXPERIMENTS)]
+    if not as_json:  # the table joins the lists; --json keeps them arrays
+        rows = [{**r, "policies": ", ".join(r["policies"])} for r in rows]
     _listing(rows, ["name", "paper", "cells", "quick cells", "policies", "description"], as_json)
 
 

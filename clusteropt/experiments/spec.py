@@ -252,7 +252,7 @@ class Experiment:
             "paper": self.paper,
             "cells": len(self.cells()),
             "quick cells": len(self.quick_variant().cells()),
-            "policies": ", ".join(self.policies),
+            "policies": list(self.policies),
             "description": self.description,
         }
 

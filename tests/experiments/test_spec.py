@@ -116,3 +116,4 @@ def test_code_version_hashes_the_sources():
 def test_describe_counts_cells():
     row = EXPERIMENTS["worker-placement-gap"].describe()
     assert row["cells"] == 4 * 4 * 10 * 2 and row["quick cells"] == 2 * 2 * 2 * 2
+    assert row["policies"] == list(EXPERIMENTS["worker-placement-gap"].policies)
