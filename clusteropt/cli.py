@@ -600,17 +600,17 @@ def verify_cmd(instance, output, json_path):
     except (ValueError, TypeError) as exc:
         raise BadInput(str(exc)) from None
     value = getattr(verdict, "value", None)
+    if not (isinstance(value, int | float) and math.isfinite(value)):
+        value = None  # a checker without a value, or one it could not count
     shown = [str(v) for v in verdict.violations[:20]]
     kind = data.get("system", inst.kind)
     line = (f"{output}: {kind} run of {data.get('policy', '?')} on {instance}: verified {verdict.ok}"
-            + (f", value {value:.6g} (recounted)" if isinstance(value, int | float) and math.isfinite(value)
-               else "")
+            + ("" if value is None else f", value {value:.6g} (recounted)")
             + ("" if verdict.ok else f", {len(verdict.violations)} violations"))
     _echo(line, json_path)
     if json_path:
         payload = {"instance": instance, "output": output, "system": kind, "policy": data.get("policy"),
-                   "verified": bool(verdict.ok), "value": value if isinstance(value, int | float)
-                   and math.isfinite(value) else None, "violations": shown, "provenance": _provenance()}
+                   "verified": bool(verdict.ok), "value": value, "violations": shown, "provenance": _provenance()}
         _write_text(json_path, json.dumps(payload, indent=1) + "\n")
     if not verdict.ok:
         raise NotVerified("not verified: " + "; ".join(shown[:3]))

@@ -30,10 +30,9 @@ from __future__ import annotations
 import importlib
 import json
 import logging
-import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -145,7 +144,6 @@ class Run:
     solver: dict[str, Any] | None = None
     failure: str | None = None
     warning: str | None = None
-    provenance: dict[str, Any] | None = field(default=None, repr=False)
 
     @property
     def warning_text(self) -> str | None:
@@ -156,8 +154,7 @@ class Run:
         """The ``out.json`` content: :attr:`out` and a provenance block (versions, solver)."""
         from clusteropt.provenance import provenance
 
-        prov = self.provenance if self.provenance is not None else provenance(solver=self.solver)
-        return {**self.out, "provenance": prov}
+        return {**self.out, "provenance": provenance(solver=self.solver)}
 
     def to_json(self, path: str | Path) -> Path:
         """Write :meth:`to_dict` to ``path`` (atomically); returns the path."""
@@ -168,7 +165,7 @@ class Run:
 
     def verify(self):
         """Re-check the run from its JSON form (what an outside checker reads): the checker's result."""
-        return check(self.instance, json.loads(json.dumps(self.to_dict())))
+        return check(self.instance, self)
 
     def __repr__(self) -> str:
         return f"Run({self.summary!r})"
@@ -296,8 +293,8 @@ def run(instance, policy: str | None = None, *, seed: int | None = 0, progress: 
 
 def read_output(output) -> dict[str, Any]:
     """An output as a dict: a :class:`Run`, a mapping, or the path of an ``out.json``."""
-    if isinstance(output, Run):
-        return json.loads(json.dumps(output.to_dict()))
+    if isinstance(output, Run):  # its out.json body as read back (the provenance plays no part)
+        return json.loads(json.dumps(output.out))
     if isinstance(output, Mapping):
         return dict(output)
     if isinstance(output, str | Path):
@@ -347,11 +344,6 @@ def list_policies(kind: str | None = None) -> list[dict[str, Any]]:
     return [{"kind": s.kind, "policy": p, "default": p == s.default, "description": text,
              "options": list(s.options)}
             for s in specs for p, text in s.policies.items()]
-
-
-def finite(x):
-    """A number for JSON: NaN or infinity becomes None."""
-    return None if x is None or (isinstance(x, float) and not math.isfinite(x)) else x
 
 
 def require(data: Mapping[str, Any], key: str, kind: str):

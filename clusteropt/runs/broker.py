@@ -27,7 +27,8 @@ _OPTIONS = {
     "time_limit": "mlbroker-plus: seconds per slot MILP (default: none)",
 }
 
-_MLBROKER_ONLY = ("epsilon", "rounding", "trace_fractional")
+#: Options of the mlBroker policies only.
+_MLBROKER_ONLY = ("epsilon", "rounding", "trace_fractional", "price_form")
 
 
 def run_broker_policy(inst, policy: str, *, seed=0, progress=False, epsilon=None, price_form=None,
@@ -48,9 +49,10 @@ def run_broker_policy(inst, policy: str, *, seed=0, progress=False, epsilon=None
     if rounding not in (None, "package", "paper"):
         raise OptionError(f"{{rounding}} {rounding} is GADGET's; mlBroker takes package (default) or paper")
     if not mlbroker:
-        for option, value in (("epsilon", epsilon), ("rounding", rounding), ("trace_fractional", trace_fractional),
-                              ("price_form", price_form)):
-            if value is not None and value is not False:
+        given = {"epsilon": epsilon, "rounding": rounding, "trace_fractional": trace_fractional or None,
+                 "price_form": price_form}
+        for option in _MLBROKER_ONLY:
+            if given[option] is not None:
                 raise OptionError(f"{{{option}}} is a parameter of mlbroker, not of {policy}")
     if policy != "mlbroker-plus":
         for option, value in (("mip_gap", mip_gap), ("time_limit", time_limit)):
