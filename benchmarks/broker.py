@@ -15,8 +15,8 @@ and on the ``small`` and ``tiny`` presets (where the offline MILP (8) solves to 
   baselines Local, Central, OASiS, every schedule checked by
   :func:`clusteropt.verify.check_broker_schedule`, whose recomputed total is what is reported.
 * (c) the offline P_f (9) (``build_broker_milp(relax=True)`` and HiGHS through its matrix, as
-  :func:`~clusteropt.models.broker.broker_lp_bound` does) in both forms: Pyomo build, hand-off, solve;
-  and the MILP (8) by :func:`~clusteropt.models.broker.broker_offline_optimum` (paper scale: under a
+  :func:`~clusteropt.models.broker.optimum.broker_lp_bound` does) in both forms: Pyomo build, hand-off, solve;
+  and the MILP (8) by :func:`~clusteropt.models.broker.optimum.broker_offline_optimum` (paper scale: under a
   time limit, full run only).
 
 Quality: A_fractional / P_f of the same form (Fig. 5's ratio), mlBroker / P_f tight (the strongest
@@ -34,10 +34,11 @@ from collections import Counter
 
 import numpy as np
 
-import clusteropt.models.broker as broker_models
+import clusteropt.models.broker.milp as broker_models
 from benchmarks._report import header, machine_info, output_dir, parser, write_results
 from clusteropt.instances.broker import broker_preset
-from clusteropt.models.broker import broker_offline_optimum, build_broker_milp
+from clusteropt.models.broker.milp import build_broker_milp
+from clusteropt.models.broker.optimum import broker_offline_optimum
 from clusteropt.online import run_online
 from clusteropt.online.broker import make_policy
 from clusteropt.solvers import solve

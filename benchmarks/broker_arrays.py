@@ -2,9 +2,9 @@
 
 At Sec. 6.1's scale (``broker_preset("paper")``: 100 jobs, T = 50, R = 15, K = 4) the offline
 problems are built two ways and handed to HiGHS: the Pyomo model
-(:func:`~clusteropt.models.broker.build_broker_milp`, then
+(:func:`~clusteropt.models.broker.milp.build_broker_milp`, then
 :func:`~clusteropt.solvers.direct.solve_highs_direct`: the compiler and ``passModel`` are its
-hand-off) and the arrays (:func:`~clusteropt.models.broker_matrix.build_broker_arrays`, then
+hand-off) and the arrays (:func:`~clusteropt.models.broker.matrix.build_broker_arrays`, then
 ``passModel``).  Recorded per route: size, build, hand-off, HiGHS's own time, objective, and
 ``(build + hand-off) / solve``; both routes must reach the same P_f.  The MILP (8) runs under a
 time limit (it is not solved to optimality at this scale in minutes); its incumbents and bounds
@@ -19,8 +19,8 @@ import time
 
 from benchmarks._report import finish, header, output_dir, parser
 from clusteropt.instances.broker import broker_preset
-from clusteropt.models.broker import build_broker_milp
-from clusteropt.models.broker_matrix import build_broker_arrays, solve_broker_arrays
+from clusteropt.models.broker.matrix import build_broker_arrays, solve_broker_arrays
+from clusteropt.models.broker.milp import build_broker_milp
 from clusteropt.solvers.direct import solve_highs_direct
 
 NAME = "broker_arrays"

@@ -7,7 +7,7 @@ per cent above Central and OASiS.  For each data size this benchmark runs, on th
 * ``mlbroker`` -- A_fractional + A_round (the paper's integral step, the package's completion);
   its A_fractional costs (``fractional``, from the slot info) are the fractional trajectory;
 * ``mlbroker-plus`` -- A_fractional + the cheaper of A_round and the slot's exact MILP
-  (:mod:`clusteropt.rounding.broker_slot`), in each of ``VARIANTS`` (what of A_fractional's
+  (:mod:`clusteropt.rounding.broker.slot_milp`), in each of ``VARIANTS`` (what of A_fractional's
   solution the MILP keeps fixed, and its gap; the first is the default);
 * ``central`` and ``oasis`` -- the Sec. 6.3 baselines;
 * ``P_f`` -- the LP relaxation (9) with the hull price rows, a lower bound on every schedule.
@@ -36,10 +36,10 @@ import numpy as np
 
 from benchmarks._report import finish, header, output_dir, parser
 from clusteropt.experiments.broker import broker_instance
-from clusteropt.models.broker import build_broker_milp
+from clusteropt.models.broker.milp import build_broker_milp
 from clusteropt.online import run_online
 from clusteropt.online.broker import make_policy
-from clusteropt.rounding.broker_slot import DEFAULT_SLOT_FIX, DEFAULT_SLOT_GAP
+from clusteropt.rounding.broker.slot_milp import DEFAULT_SLOT_FIX, DEFAULT_SLOT_GAP
 from clusteropt.solvers.direct import solve_highs_direct
 from clusteropt.verify import check_broker_schedule
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from benchmarks._report import finish, header, output_dir, parser
 from clusteropt.experiments.broker import broker_instance
-from clusteropt.models.broker import build_broker_regularized, decision_from_regularized
+from clusteropt.models.broker.regularized import build_broker_regularized, decision_from_regularized
 from clusteropt.online.broker import CLARABEL_RETRIES
 from clusteropt.solvers import solve
 

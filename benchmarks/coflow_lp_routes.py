@@ -4,7 +4,7 @@ The slides' concurrent-open-shop LP (coflow.md B6) is solved by row generation (
 ``cos_lower_bound(builder="pyomo")`` (every cut a Pyomo row, handed over through Pyomo's
 persistent HiGHS interface) and ``builder="matrix"`` (the default with HiGHS: the starting rows as
 arrays, cuts appended with ``addRows`` and purged with ``deleteRows`` on one live model;
-:mod:`clusteropt.models.coflow_matrix`).  On trace-sized instances (``random_coflows``: 526 coflows,
+:mod:`clusteropt.models.coflow.matrix`).  On trace-sized instances (``random_coflows``: 526 coflows,
 150 ports, Poisson arrivals at load 0.9 and all released at slot 0, as ``coflow_scale``), per route:
 rounds, cuts, the starting model's build, the hand-off of rows (build + hand-off for Pyomo: the cut
 expressions and ``update()``), HiGHS's own time, separation, wall time, and
@@ -19,7 +19,7 @@ import time
 
 from benchmarks._report import finish, header, output_dir, parser
 from clusteropt.instances import random_coflows
-from clusteropt.models.coflow import cos_lower_bound
+from clusteropt.models.coflow.bound import cos_lower_bound
 
 NAME = "coflow_lp_routes"
 FULL = {"n_coflows": 526, "n_ports": 150, "units_scale": 2000.0, "seeds": [0, 1, 2], "load": 0.9,

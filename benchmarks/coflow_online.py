@@ -26,8 +26,8 @@ import numpy as np
 from benchmarks._report import finish, header, output_dir, parser
 from clusteropt.algorithms.coflow.pipeline import POLICIES, run_coflow
 from clusteropt.instances import random_coflows
-from clusteropt.instances.coflow import CoflowInstance
-from clusteropt.models.coflow import cos_lower_bound
+from clusteropt.instances.coflow.instance import CoflowInstance
+from clusteropt.models.coflow.bound import cos_lower_bound
 
 NAME = "coflow_online"
 FULL = {"n_coflows": 526, "n_ports": 150, "load": 0.9, "weights": "unit", "max_units": 1000,

@@ -20,7 +20,7 @@ import time
 from benchmarks._report import finish, header, output_dir, parser
 from clusteropt.algorithms.coflow.pipeline import POLICIES, run_coflow
 from clusteropt.instances import random_coflows
-from clusteropt.models.coflow import cos_lower_bound
+from clusteropt.models.coflow.bound import cos_lower_bound
 
 NAME = "coflow_scale"
 FULL = {"n_coflows": 526, "n_ports": 150, "units_scale": 2000.0, "max_units": None, "seeds": [0, 1, 2],

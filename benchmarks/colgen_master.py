@@ -1,6 +1,6 @@
 """The column-generation master's simplex: primal (the default) against HiGHS's own default, dual.
 
-:func:`clusteropt.models.gadget_colgen.solve_embedding_colgen` adds columns every round and re-solves
+:func:`clusteropt.models.gadget.colgen.solve_embedding_colgen` adds columns every round and re-solves
 the restricted master on the same ``highspy.Highs``; the last basis stays primal feasible, so primal
 simplex re-starts from it (``master="primal"``), while HiGHS's default dual simplex (``"dual"``) does
 not.  One slot's augmented LP (every job at its largest ring size ``kmax``) on the quotient tree of
@@ -19,9 +19,9 @@ import time
 from benchmarks._report import finish, header, output_dir, parser
 from benchmarks.gadget_fattree import OVERSUBSCRIBED
 from clusteropt.algorithms.gadget.quotient import fat_tree_groups, quotient_tree
-from clusteropt.instances.gadget import k_ary_fat_tree, random_gadget
-from clusteropt.models.gadget import slot_problem
-from clusteropt.models.gadget_colgen import MASTER_STRATEGIES, solve_embedding_colgen
+from clusteropt.instances.gadget.instance import k_ary_fat_tree, random_gadget
+from clusteropt.models.gadget.colgen import MASTER_STRATEGIES, solve_embedding_colgen
+from clusteropt.models.gadget.gvne import slot_problem
 
 NAME = "colgen_master"
 FULL = {**OVERSUBSCRIBED, "k": [8, 12]}

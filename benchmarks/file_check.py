@@ -41,7 +41,7 @@ def measure(params: dict) -> list[dict]:
     import highspy
 
     from clusteropt.instances.broker import broker_preset
-    from clusteropt.models.broker import build_broker_milp
+    from clusteropt.models.broker.milp import build_broker_milp
     from clusteropt.solvers import write_model
     from clusteropt.solvers.files import check_model_file
     from clusteropt.solvers.highs import quiet_banner

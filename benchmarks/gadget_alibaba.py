@@ -62,8 +62,8 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks._report import finish, header, output_dir, parser
-from clusteropt.instances.gadget import UTILITIES
-from clusteropt.instances.gadget_trace import read_alibaba_jobs, read_alibaba_nodes
+from clusteropt.instances.gadget.instance import UTILITIES
+from clusteropt.instances.gadget.trace import read_alibaba_jobs, read_alibaba_nodes
 from clusteropt.online import run_online
 from clusteropt.online.gadget import make_policy
 from clusteropt.provenance import file_sha256

@@ -1,8 +1,8 @@
 """GADGET LP-RS-MDE per slot on k-ary fat-trees up to 2,000 servers, through the quotient tree.
 
-A k-ary fat-tree (:func:`clusteropt.instances.gadget.k_ary_fat_tree`, ``k^3 / 4`` servers) is not a
+A k-ary fat-tree (:func:`clusteropt.instances.gadget.instance.k_ary_fat_tree`, ``k^3 / 4`` servers) is not a
 tree, so the tree routes of Alg. 2 do not apply to it as it is, and the general-topology LP
-(:mod:`clusteropt.models.gadget_extended`) has ``kappa |S| |E|`` arc variables per job.  Here every
+(:mod:`clusteropt.models.gadget.extended`) has ``kappa |S| |E|`` arc variables per job.  Here every
 slot is solved on the fat-tree's quotient tree (:mod:`clusteropt.algorithms.gadget.quotient`: the
 same LP optimum as the splittable LP on the fat-tree) with column generation and the certified
 capacity relaxation (``Gadget("lp-rs-mde", embed_route="colgen", select_route="capacity",
@@ -44,7 +44,7 @@ import numpy as np
 
 from benchmarks._report import finish, header, output_dir, parser
 from benchmarks.gadget_servers import _stats, exponent
-from clusteropt.instances.gadget import k_ary_fat_tree, random_gadget
+from clusteropt.instances.gadget.instance import k_ary_fat_tree, random_gadget
 from clusteropt.online import run_online
 from clusteropt.online.gadget import Gadget
 from clusteropt.verify import check_gadget_schedule

@@ -24,9 +24,9 @@ import time
 import numpy as np
 
 from benchmarks._report import finish, header, output_dir, parser
-from clusteropt.instances.gadget import gadget_preset
-from clusteropt.models.gadget import slot_problem
-from clusteropt.models.gadget_matrix import build_embedding_matrix, build_gvne_matrix, solve_matrix
+from clusteropt.instances.gadget.instance import gadget_preset
+from clusteropt.models.gadget.gvne import slot_problem
+from clusteropt.models.gadget.matrix import build_embedding_matrix, build_gvne_matrix, solve_matrix
 from clusteropt.rounding.gadget import EMBED_HIGHS_OPTIONS, SELECT_HIGHS_OPTIONS, positive_gain, select_from_chi
 
 NAME = "gadget_lp_methods"

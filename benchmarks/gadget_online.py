@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 from benchmarks._report import finish, header, output_dir, parser
-from clusteropt.instances.gadget import gadget_preset
+from clusteropt.instances.gadget.instance import gadget_preset
 from clusteropt.online import run_online
 from clusteropt.online.gadget import make_policy
 from clusteropt.verify import check_gadget_schedule

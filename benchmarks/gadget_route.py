@@ -12,7 +12,7 @@ LP-RS-MDE solves two LPs a slot, each of them one of two ways
     over the valid mappings by column generation (``"colgen"``, tree clusters).
 
 The routes are named ``<embed>/<select>``; ``lp/full`` is the paper's order.  Each route solves one
-slot problem (:func:`clusteropt.models.gadget.slot_problem`, no earlier allocation) of every case
+slot problem (:func:`clusteropt.models.gadget.gvne.slot_problem`, no earlier allocation) of every case
 of :data:`CASES` (sqrt utility: every job gains, so both LPs hold every active job):
 
 ``tiny``, ``small``
@@ -49,8 +49,8 @@ import time
 import numpy as np
 
 from benchmarks._report import finish, header, output_dir, parser
-from clusteropt.instances.gadget import fat_tree_cluster, gadget_preset, random_gadget
-from clusteropt.models.gadget import slot_problem
+from clusteropt.instances.gadget.instance import fat_tree_cluster, gadget_preset, random_gadget
+from clusteropt.models.gadget.gvne import slot_problem
 from clusteropt.rounding.gadget import lp_rs_mde, positive_gain, resolve_routes, select_rings
 
 NAME = "gadget_route"
@@ -109,8 +109,8 @@ def one(problem, route: str, paths) -> dict:
 
 def cross(problem, paths) -> dict:
     """The augmented LP for the full selection LP's ring sizes, as the tree LP and by column generation."""
-    from clusteropt.models.gadget_colgen import solve_embedding_colgen
-    from clusteropt.models.gadget_matrix import build_embedding_matrix, solve_matrix
+    from clusteropt.models.gadget.colgen import solve_embedding_colgen
+    from clusteropt.models.gadget.matrix import build_embedding_matrix, solve_matrix
     from clusteropt.rounding.gadget import EMBED_HIGHS_OPTIONS
 
     gaining = positive_gain(problem)

@@ -1,6 +1,6 @@
 """GADGET LP-RS-MDE per slot against the number of servers.
 
-The paper's cluster generator (:func:`clusteropt.instances.gadget.fat_tree_cluster`: 2-5 racks under
+The paper's cluster generator (:func:`clusteropt.instances.gadget.instance.fat_tree_cluster`: 2-5 racks under
 one core switch, GPUs and server links drawn per server, so hardly two servers are interchangeable)
 at 50 .. 2,000 servers, 100 jobs that all arrive at slot 1 (sqrt utility), a short online run of
 ``horizon`` slots (100 active jobs in every slot), three routes of Alg. 2:
@@ -10,7 +10,7 @@ at 50 .. 2,000 servers, 100 jobs that all arrive at slot 1 (sqrt utility), a sho
     the default ``Gadget("lp-rs-mde")``.
 ``colgen``
     The same selection LP; the augmented LP by column generation over the valid mappings
-    (``embed_route="colgen"``, :mod:`clusteropt.models.gadget_colgen`, same LP optimum).
+    (``embed_route="colgen"``, :mod:`clusteropt.models.gadget.colgen`, same LP optimum).
 ``colgen-ipm``
     Column generation, and the selection LP by HiGHS's interior point method with crossover
     (``select_algorithm="ipm"``).
@@ -22,7 +22,7 @@ at 50 .. 2,000 servers, 100 jobs that all arrive at slot 1 (sqrt utility), a sho
 Each route runs up to its :data:`MAX_SERVERS`.
 
 ``--cluster racks`` runs the same sweep on homogeneous racks, the topology
-:func:`clusteropt.instances.gadget_trace.read_alibaba_nodes` documents for a node list (racks of 16
+:func:`clusteropt.instances.gadget.trace.read_alibaba_nodes` documents for a node list (racks of 16
 servers of one model, 100 Gbps to the rack switch, 800 Gbps to the core), read from a generated
 node list of 8-GPU nodes (not the trace's own: it is not in the repository), with the routes of
 :data:`RACK_ROUTES`: column generation with the interior-point selection LP over every server, and
@@ -48,8 +48,8 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks._report import finish, header, output_dir, parser
-from clusteropt.instances.gadget import fat_tree_cluster, random_gadget
-from clusteropt.instances.gadget_trace import read_alibaba_nodes
+from clusteropt.instances.gadget.instance import fat_tree_cluster, random_gadget
+from clusteropt.instances.gadget.trace import read_alibaba_nodes
 from clusteropt.online import run_online
 from clusteropt.online.gadget import Gadget
 from clusteropt.verify import check_gadget_schedule

@@ -23,9 +23,9 @@ import pyomo.environ as pyo
 
 from benchmarks._report import finish, header, output_dir, parser
 from clusteropt.algorithms.gadget.greedy import greedy_slot
-from clusteropt.instances.gadget import gadget_preset
-from clusteropt.models.gadget import allocation_from_solution, build_gvne, slot_problem
-from clusteropt.models.gadget_matrix import allocation_from_matrix, build_gvne_matrix, solve_matrix
+from clusteropt.instances.gadget.instance import gadget_preset
+from clusteropt.models.gadget.gvne import allocation_from_solution, build_gvne, slot_problem
+from clusteropt.models.gadget.matrix import allocation_from_matrix, build_gvne_matrix, solve_matrix
 from clusteropt.solvers import solve
 from clusteropt.verify import check_gadget_allocation
 

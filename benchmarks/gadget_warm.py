@@ -13,7 +13,7 @@ checked by the verifier.
 
 ``--case fig4-1000``: the Fig. 4 point with 1,000 jobs (paper preset, T = 200, sqrt utility), both
 runs with the augmented LP by column generation (``embed_route="colgen"``,
-:mod:`clusteropt.models.gadget_colgen`; the default route's tree LP would take about an hour) and the
+:mod:`clusteropt.models.gadget.colgen`; the default route's tree LP would take about an hour) and the
 ring-selection LP through its certified capacity relaxation (``select_route="capacity"``), cold and
 warm (the warm run re-solves the relaxation); written as ``gadget_warm_fig4-1000.*``.
 
@@ -27,7 +27,7 @@ import time
 import numpy as np
 
 from benchmarks._report import finish, header, output_dir, parser
-from clusteropt.instances.gadget import gadget_preset
+from clusteropt.instances.gadget.instance import gadget_preset
 from clusteropt.online import run_online
 from clusteropt.online.gadget import Gadget
 from clusteropt.verify import check_gadget_schedule

@@ -1,7 +1,7 @@
 """Memory per unit of the size guards: bytes per Pyomo variable, bytes per real-time frame cell.
 
 The guards refuse a model or a simulation before building it (``clusteropt.models.size``:
-variables; ``clusteropt.online.realtime.MAX_FRAME_CELLS``: frames x N x M).  Their limits rest on
+variables; ``clusteropt.online.realtime.policies.MAX_FRAME_CELLS``: frames x N x M).  Their limits rest on
 two numbers measured here with ``tracemalloc`` (which sees Python objects and numpy buffers):
 
 ``bytes_per_variable``
@@ -25,8 +25,8 @@ import numpy as np
 from benchmarks._report import header, output_dir, parser, write_results
 from clusteropt.instances import random_coflows
 from clusteropt.instances.realtime import random_realtime
-from clusteropt.models.coflow import build_coflow_milp
-from clusteropt.online.realtime import RealtimeEnvironment
+from clusteropt.models.coflow.open_shop import build_coflow_milp
+from clusteropt.online.realtime.policies import RealtimeEnvironment
 
 NAME = "model_memory"
 FULL = {"coflows": [4, 8, 12], "ports": 10, "frames": [100_000, 1_000_000], "apps": 3, "workers": 3}

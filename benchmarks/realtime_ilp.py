@@ -9,7 +9,7 @@ route is made and verified (``check_realtime_run``); then on the very frames it 
 jobs) both routes are timed once more, frame by frame: Pyomo build, hand-off (the compiler and
 ``passModel``; the live model: the in-place changes) and HiGHS's run, and both values of Eq. (2)
 must agree with the search's (``max_weight_packing``) where the search is cheap (at most
-:data:`~clusteropt.online.realtime.SEARCH_MAX_JOBS` jobs of positive weight).  Whole-run times
+:data:`~clusteropt.online.realtime.policies.SEARCH_MAX_JOBS` jobs of positive weight).  Whole-run times
 for 10,000 frames are *extrapolated* from the per-frame means.
 
 Run ``python -m benchmarks.realtime_ilp`` (writes ``benchmarks/results/``) or ``--quick``.
@@ -26,7 +26,7 @@ from clusteropt.algorithms.realtime import frame_masks, max_weight_packing
 from clusteropt.instances import realtime_preset
 from clusteropt.models.realtime import PersistentMaxWeight, build_max_weight_ilp
 from clusteropt.online import run_online
-from clusteropt.online.realtime import SEARCH_MAX_JOBS, MaxWeight
+from clusteropt.online.realtime.policies import SEARCH_MAX_JOBS, MaxWeight
 from clusteropt.solvers import solve
 from clusteropt.verify import check_realtime_run
 

@@ -36,8 +36,8 @@ from clusteropt.algorithms.realtime import frame_masks, max_weight_packing
 from clusteropt.instances import realtime_preset
 from clusteropt.models.realtime import build_max_weight_ilp, build_region_lp, region_data
 from clusteropt.online import run_online
-from clusteropt.online.realtime import MaxWeight, make_policy
-from clusteropt.online.regions import RegionFraction, estimate_theta, region_fraction
+from clusteropt.online.realtime.policies import MaxWeight, make_policy
+from clusteropt.online.realtime.regions import RegionFraction, estimate_theta, region_fraction
 from clusteropt.solvers import solve
 from clusteropt.verify import check_realtime_run
 

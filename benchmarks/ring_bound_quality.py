@@ -15,7 +15,7 @@ servers at smaller n:
 - lower bounds: ``window`` (``dynamic_window_bound``), ``cut`` (the DP over cut sets,
   ``dynamic_cut_bound``), ``lp`` (the cut-set LP's certified bound, ``dynamic_cut_lp_bound``, as the
   bracket runs it: pieces of 500, one sweep, without its min-move rows), ``move_lp`` (the move LP,
-  ``clusteropt.models.ring_move.dynamic_move_lp_bound``: the cut-set LP with process moves and
+  ``clusteropt.models.ring.move.dynamic_move_lp_bound``: the cut-set LP with process moves and
   run-end rows, solved whole, its duals certified).
 
 Instances are the ``ring-ratio`` experiment's kind (``clusteropt.experiments.ring.ring_instance``:
@@ -44,8 +44,8 @@ from clusteropt.algorithms.ring.offline import (
 )
 from clusteropt.algorithms.ring.swap_search import dynamic_swap_search
 from clusteropt.experiments.ring import ring_instance
-from clusteropt.models.ring_cut import dynamic_cut_lp_bound
-from clusteropt.models.ring_move import dynamic_move_lp_bound
+from clusteropt.models.ring.cut import dynamic_cut_lp_bound
+from clusteropt.models.ring.move import dynamic_move_lp_bound
 from clusteropt.verify import check_ring_run
 
 NAME = "ring_bound_quality"

@@ -1,6 +1,6 @@
 """Ring partitioning (paper 004): what the cut-set LP's min-move rows buy, and what they cost.
 
-The cut-set LP (``clusteropt.models.ring_cut``, ours) bounds OPT_dyn from below at any n.  Without
+The cut-set LP (``clusteropt.models.ring.cut``, ours) bounds OPT_dyn from below at any n.  Without
 its min-move rows (``min_move=False``) a change of cut set costs ``alpha / 2`` per edge whose
 status changes; with them (the default) also at least ``m``, the least cost of changing the
 labelling at all (``2 alpha`` on full servers), as the cut-set DP and the window bound charge.  For
@@ -27,7 +27,7 @@ import pandas as pd
 from benchmarks._report import finish, header, output_dir, parser
 from benchmarks.ring_dynamic_bracket import fmt, rebuild, recorded_instances
 from clusteropt.algorithms.ring.offline import dynamic_cut_bound
-from clusteropt.models.ring_cut import CHUNK, IPM_OPTIONS, OVERLAP, SWEEPS, dynamic_cut_lp_bound
+from clusteropt.models.ring.cut import CHUNK, IPM_OPTIONS, OVERLAP, SWEEPS, dynamic_cut_lp_bound
 
 NAME = "ring_cut_lp"
 RECORD = Path(__file__).resolve().parent / "results" / "experiments" / "ring-ratio" / "results.csv"

@@ -9,7 +9,7 @@ on):
 - ``cut``: the DP over cut sets (``dynamic_cut_bound``), another lower bound, for ``n <= --cut-max-n``
   (default 16: ``2^n`` states); beyond it, with ``--cut-block B``, its relaxation separated into
   arcs of ``B`` edges (``dynamic_cut_bound(..., block=B)``: weaker, ``2^B`` states per arc);
-- ``lp``: the cut-set LP's certified bound (``clusteropt.models.ring_cut.dynamic_cut_lp_bound``: the
+- ``lp``: the cut-set LP's certified bound (``clusteropt.models.ring.cut.dynamic_cut_lp_bound``: the
   LP solved by HiGHS in pieces of (by default) 500 compressed requests, its window-row duals evaluated as a
   Lagrangian of the whole LP by ``clusteropt.verify.ring.cut_lagrangian_bound``), a lower bound at
   any n, for ``n <= --lp-max-n`` (default 32; its time per instance is the column ``LP s``);
@@ -18,7 +18,7 @@ on):
   to some patterns, ``--lp-chunk`` and ``--lp-overlap`` set the pieces, ``--lp-sweeps`` how they
   are joined (default one sweep of block coordinate ascent, each piece priced by the requests
   outside it; 0: independent pieces);
-- ``move_lp``: the move LP's certified bound (``clusteropt.models.ring_move.dynamic_move_lp_bound``:
+- ``move_lp``: the move LP's certified bound (``clusteropt.models.ring.move.dynamic_move_lp_bound``:
   the cut-set LP with process moves and run-end rows, solved whole), for ``n <= --move-lp-max-n``
   (default 16; 0: never);
 - ``lb = max(window, cut, lp, move_lp)``;
@@ -66,9 +66,9 @@ from clusteropt.algorithms.ring.offline import dynamic_arc_bound, dynamic_cut_bo
 from clusteropt.algorithms.ring.swap_search import dynamic_swap_search
 from clusteropt.experiments.ring import INSTANCE_KEYS, ring_instance
 from clusteropt.instances.ring import RingInstance
-from clusteropt.models.ring import ring_static_optimum
-from clusteropt.models.ring_cut import CHUNK, IPM_OPTIONS, OVERLAP, SWEEPS, dynamic_cut_lp_bound
-from clusteropt.models.ring_move import dynamic_move_lp_bound
+from clusteropt.models.ring.cut import CHUNK, IPM_OPTIONS, OVERLAP, SWEEPS, dynamic_cut_lp_bound
+from clusteropt.models.ring.move import dynamic_move_lp_bound
+from clusteropt.models.ring.offline import ring_static_optimum
 from clusteropt.verify import check_ring_run
 
 log = logging.getLogger(__name__)

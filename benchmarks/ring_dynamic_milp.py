@@ -1,6 +1,6 @@
 """Ring partitioning (paper 004): how far the time-expanded OPT_dyn MILP solves, for its size guard.
 
-``clusteropt.models.ring.MAX_DYNAMIC_BINARIES`` (5,000 binaries ``T' n l``) and the advice to prefer
+``clusteropt.models.ring.offline.MAX_DYNAMIC_BINARIES`` (5,000 binaries ``T' n l``) and the advice to prefer
 the DP (``clusteropt.algorithms.ring.offline.dynamic_opt_dp``) rest on these measurements.  For each
 case (``n``, ``l``, pattern, request count ``T``, seed 0, ``alpha = 1``, ``random_ring``'s defaults
 otherwise) the MILP (``build_ring_dynamic_opt``, run-length compressed: ``T'`` steps) is built and
@@ -27,7 +27,7 @@ import time
 from benchmarks._report import finish, header, output_dir, parser
 from clusteropt.algorithms.ring.offline import compress_requests, dynamic_opt_dp
 from clusteropt.instances.ring import random_ring
-from clusteropt.models.ring import build_ring_dynamic_opt
+from clusteropt.models.ring.offline import build_ring_dynamic_opt
 from clusteropt.solvers import solve
 
 NAME = "ring_dynamic_milp"

@@ -5,7 +5,7 @@ descent) pays two to three times what its deterministic work-function variant (`
 pays on the recorded request patterns, and loses to the greedy baseline on phases from n = 32 on;
 the work-function variant loses by a factor linear in n on the sequences built against it
 (``ring-hit-the-cut``).  ``dynamic-mix`` runs both line MTS in every interval and follows one of
-them by exponential weights of their costs (:mod:`clusteropt.algorithms.ring.mts_mix`), so it
+them by exponential weights of their costs (:mod:`clusteropt.algorithms.ring.mts.mix`), so it
 keeps the paper's guarantee up to a constant factor.  This re-runs every policy on the recorded
 instances of ``ring-ratio`` (n = 8..64, 5 patterns, 5 seeds) and ``ring-hit-the-cut`` (n =
 16..256, the sequence built against dynamic-wfa), rebuilt from the experiments' parameters and
@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks._report import finish, header, output_dir, parser
-from clusteropt.algorithms.ring.mts_mix import DEFAULT_RATE
+from clusteropt.algorithms.ring.mts.mix import DEFAULT_RATE
 from clusteropt.experiments.ring import INSTANCE_KEYS, fit_polylog, ring_instance
 from clusteropt.online.ring import make_policy, run_ring
 from clusteropt.verify import check_ring_run
@@ -48,7 +48,7 @@ QUICK_RATES = tuple(sorted({0.5, DEFAULT_RATE}))
 
 
 def factor(rate: float, N: int) -> float:
-    """The guarantee's multiplicative factor at ``N`` states (module docstring of ``mts_mix``)."""
+    """The guarantee's multiplicative factor at ``N`` states (:mod:`clusteropt.algorithms.ring.mts.mix`)."""
     x = rate * N / (N - 1)
     return (1.0 + rate) * x / -math.expm1(-x)
 

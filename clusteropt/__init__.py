@@ -5,16 +5,22 @@ The verbs, the same for every system (:mod:`clusteropt.verbs`): ``generate``, ``
 ``list_policies``, ``list_solvers``.
 
 Rooms: ``instances`` (problems as data), ``models`` (Pyomo / CVXPY builders), ``solvers``
-(solve, export, persistent re-solve), ``rounding``, ``algorithms``, ``online``, ``verify``,
-``experiments``; the ``clusteropt`` command lives in ``clusteropt.cli``.
+(solve, export, persistent re-solve), ``rounding``, ``algorithms``, ``decisions`` (what each
+system decides, as data), ``online``, ``verify``, ``experiments``; the ``clusteropt`` command
+lives in ``clusteropt.cli``.  Inside a room a system with several files is a subpackage
+(``clusteropt.models.gadget``); the module paths from before that keep importing
+(:data:`clusteropt._moved.MOVED`).
 """
 
-import importlib
 import logging
+
+from clusteropt import _moved
+from clusteropt._lazy import lazy_exports
 
 __version__ = "0.1.0"
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
+_moved.install()
 
 # The solver API is imported on first use (PEP 562), so ``import clusteropt`` and the light
 # parts of the package (experiment cell processes, the CLI's listings) do not load Pyomo and
@@ -28,17 +34,7 @@ _LAZY.update({name: "clusteropt.verbs" for name in (
 )})
 _LAZY.update({name: "clusteropt.runs" for name in ("Run", "check", "list_policies", "run")})
 
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'clusteropt' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 __all__ = [
     "PersistentSolver",

@@ -696,7 +696,7 @@ def import_alibaba_cmd(pods: str, nodes_path: str, slot_seconds: float, horizon:
     (``clusteropt.instances.read_alibaba_nodes`` and ``read_alibaba_jobs`` say how each column is
     read).  Prints the SHA-256 of both files, so a run can name the trace it used.
     """
-    from clusteropt.instances.gadget_trace import read_alibaba_jobs, read_alibaba_nodes
+    from clusteropt.instances.gadget.trace import read_alibaba_jobs, read_alibaba_nodes
     from clusteropt.provenance import file_sha256
 
     _refuse_overwrite(out_path, "-o", pods, nodes_path)
@@ -831,7 +831,7 @@ def generate_realtime_cmd(preset, n, workers, generation, success, requirement, 
 def generate_coflow_cmd(n_coflows, n_ports, width, size, arrival, load, no_release, weights, max_units, seed,
                         out_path) -> None:
     """Random coflows shaped like the public Facebook coflow trace (paper 001; a synthetic stand-in)."""
-    from clusteropt.instances.coflow_random import random_coflows
+    from clusteropt.instances.coflow.generate import random_coflows
 
     try:
         inst = random_coflows(n_coflows, n_ports, width=width, size=size, arrival=arrival, load=load,
@@ -877,7 +877,7 @@ def generate_gadget_cmd(preset, jobs, utility, horizon, fat_tree_k, seed, out_pa
     """A paper 000 instance (GADGET: ring-all-reduce DL jobs on a GPU cluster)."""
     import dataclasses
 
-    from clusteropt.instances.gadget import gadget_preset, k_ary_fat_tree
+    from clusteropt.instances.gadget.instance import gadget_preset, k_ary_fat_tree
 
     try:
         inst = gadget_preset(preset, jobs=jobs, seed=seed, utility=utility, horizon=horizon)
@@ -1186,8 +1186,8 @@ def _run_flag(option: str) -> str:
               help="Write theta (and exact_theta) to FILE (-: stdout).")
 def region_cmd(instance, policy, direction, exact, frames, tol, seed, json_path) -> None:
     """Largest multiple theta * d of a direction that a realtime policy fulfils (paper 002, Sec. IV)."""
-    from clusteropt.online.realtime import POLICIES
-    from clusteropt.online.regions import estimate_theta, exact_region
+    from clusteropt.online.realtime.policies import POLICIES
+    from clusteropt.online.realtime.regions import estimate_theta, exact_region
     from clusteropt.solvers import SolverError
 
     _refuse_overwrite(json_path, "--json", instance)

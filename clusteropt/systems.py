@@ -105,8 +105,8 @@ def _realtime_demo() -> dict[str, Any]:
 
     from clusteropt.instances import realtime_preset
     from clusteropt.online import run_online
-    from clusteropt.online.realtime import SqrtGreedy
-    from clusteropt.online.regions import exact_region
+    from clusteropt.online.realtime.policies import SqrtGreedy
+    from clusteropt.online.realtime.regions import exact_region
     from clusteropt.verify import check_realtime_run
 
     inst = realtime_preset("fig5", n=3)
@@ -126,8 +126,8 @@ def _realtime_demo() -> dict[str, Any]:
 
 
 def _gadget_demo() -> dict[str, Any]:
-    from clusteropt.instances.gadget import gadget_preset
-    from clusteropt.models.gadget_offline import ddljs_optimum
+    from clusteropt.instances.gadget.instance import gadget_preset
+    from clusteropt.models.gadget.ddljs import ddljs_optimum
     from clusteropt.online import run_online
     from clusteropt.online.gadget import make_policy
     from clusteropt.verify import check_gadget_schedule
@@ -152,7 +152,7 @@ def _gadget_demo() -> dict[str, Any]:
 
 def _broker_demo() -> dict[str, Any]:
     from clusteropt.instances.broker import broker_preset
-    from clusteropt.models.broker import broker_offline_optimum
+    from clusteropt.models.broker.optimum import broker_offline_optimum
     from clusteropt.online import run_online
     from clusteropt.online.broker import make_policy
     from clusteropt.verify import check_broker_schedule
@@ -178,7 +178,7 @@ def _broker_demo() -> dict[str, Any]:
 def _ring_demo() -> dict[str, Any]:
     from clusteropt.algorithms.ring.offline import dynamic_opt_dp, dynamic_opt_value
     from clusteropt.instances import random_ring
-    from clusteropt.models.ring import ring_static_optimum
+    from clusteropt.models.ring.offline import ring_static_optimum
     from clusteropt.online.ring import run_ring
     from clusteropt.verify import check_ring_run
 

@@ -164,7 +164,7 @@ def test_ring_mix_quick(tmp_path):
     """The combined MTS next to the paper's: every run verified inside the benchmark, the paper's policies
     reproduce the record's costs (it raises otherwise), and the reported ratios are the runs' own."""
     from benchmarks import ring_mix
-    from clusteropt.algorithms.ring.mts_mix import DEFAULT_RATE
+    from clusteropt.algorithms.ring.mts.mix import DEFAULT_RATE
 
     assert ring_mix.main(["--quick", "--out", str(tmp_path)]) == 0
     report = json.loads((tmp_path / "ring_mix.json").read_text())

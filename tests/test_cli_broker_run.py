@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from clusteropt.algorithms.broker.decision import BrokerSchedule
 from clusteropt.cli import main
+from clusteropt.decisions.broker import BrokerSchedule
 from clusteropt.instances import load_instance
 from clusteropt.verify import check_broker_schedule
 

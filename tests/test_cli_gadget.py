@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from clusteropt.algorithms.gadget.allocation import GadgetSchedule
 from clusteropt.cli import main
+from clusteropt.decisions.gadget import GadgetSchedule
 from clusteropt.instances import load_instance
 from clusteropt.verify import check_gadget_schedule
 
@@ -158,7 +158,7 @@ def test_fill_none_and_option_errors(small, tmp_path, capsys):
 @pytest.fixture
 def tight(tmp_path):
     """A 5-server tree where GPUs and bandwidth both bind: the paper rounding overloads here."""
-    from clusteropt.instances.gadget import fat_tree_cluster, random_gadget
+    from clusteropt.instances.gadget.instance import fat_tree_cluster, random_gadget
 
     cl = fat_tree_cluster(5, n_racks=2, gpus=(1, 2, 4), server_bw=(5, 10), rack_bw=(8, 14), seed=1)
     inst = random_gadget(6, workers=(2, 5), cluster=cl, horizon=3, arrivals="zero", bandwidth=(3, 7),

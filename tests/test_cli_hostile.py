@@ -23,7 +23,7 @@ from clusteropt.cli import Number, cli, main
 from clusteropt.data import sample_path
 from clusteropt.instances import ConcurrentOpenShopInstance, load_instance, random_worker_placement
 from clusteropt.instances import base as base_module
-from clusteropt.instances.gadget import gadget_preset
+from clusteropt.instances.gadget.instance import gadget_preset
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACE = sample_path("coflow/small_benchmark.txt")
@@ -102,13 +102,13 @@ def test_lower_bound_with_weights_past_the_solvers_infinity_is_bad_input(capsys,
 
 
 def test_lower_bound_solver_failure_is_exit_3(capsys, tmp_path, monkeypatch):
-    from clusteropt.models import coflow as coflow_models
+    from clusteropt.models.coflow import bound as coflow_bound
     from clusteropt.solvers import SolverError
 
     def gives_up(inst, **kw):
         raise SolverError("row generation round 1: highs/pyomo did not prove optimality (unknown)")
 
-    monkeypatch.setattr(coflow_models, "cos_lower_bound", gives_up)
+    monkeypatch.setattr(coflow_bound, "cos_lower_bound", gives_up)
     path = tmp_path / "cos.json"
     ConcurrentOpenShopInstance([[2, 1], [1, 3]], [1.0, 2.0], [0, 0]).to_json(path)
     line = one_line(*run(capsys, "run", path, "--lower-bound"), expected=3)

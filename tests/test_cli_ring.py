@@ -137,13 +137,13 @@ def test_run_passes_the_combined_mts_rate(tmp_path, capsys, small):
     assert data["verified"] and data["max_load_over_k"] <= data["augmentation"] + 1e-9
     default = tmp_path / "default.json"
     assert run(capsys, "run", small, "--policy", "dynamic-mix", "--json", default)[0] == 0
-    from clusteropt.algorithms.ring.mts_mix import DEFAULT_RATE
+    from clusteropt.algorithms.ring.mts.mix import DEFAULT_RATE
 
     assert json.loads(default.read_text())["rate"] == DEFAULT_RATE
 
 
 def test_the_ring_models_are_registered_by_the_package():
-    pytest.importorskip("clusteropt.models.ring")
+    pytest.importorskip("clusteropt.models.ring.offline")
     # a fresh interpreter: what `clusteropt solve` sees (other tests may have imported models.ring here)
     code = "import clusteropt.models as m; print(sorted(n for n in m.MODELS if n.startswith('ring')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -151,7 +151,7 @@ def test_the_ring_models_are_registered_by_the_package():
 
 
 def test_solve_the_four_models(tmp_path, capsys):
-    pytest.importorskip("clusteropt.models.ring")
+    pytest.importorskip("clusteropt.models.ring.offline")
     path = tmp_path / "tiny.json"
     assert run(capsys, "generate", "ring", "--n", 6, "--servers", 2, "--requests", 12, "--pattern", "hotspot",
                "--seed", 1, "-o", path)[0] == 0

@@ -85,7 +85,7 @@ NOT_RUN = {"broker": {"afractional"}}  # mlBroker's fractional decisions: a boun
 def test_the_runner_lists_the_systems_own_policies(kind):
     import importlib
 
-    module = {"coflow": "clusteropt.algorithms.coflow.pipeline", "realtime": "clusteropt.online.realtime",
+    module = {"coflow": "clusteropt.algorithms.coflow.pipeline", "realtime": "clusteropt.online.realtime.policies",
               "broker": "clusteropt.online.broker", "ring": "clusteropt.online.ring",
               "gadget": "clusteropt.online.gadget"}[kind]
     table = set(importlib.import_module(module).POLICIES)

@@ -31,7 +31,7 @@ paper's as a grid value) so this is visible.
 
 ``broker-fractional`` (Fig. 5)
     A_fractional's total cost of (9) (:func:`~clusteropt.online.broker.make_policy`
-    ``"afractional"``) over the offline optimum of P_f (:func:`~clusteropt.models.broker.broker_lp_bound`)
+    ``"afractional"``) over the offline optimum of P_f (:func:`~clusteropt.models.broker.optimum.broker_lp_bound`)
     *with the same price form*: ``ratio``, next to Theorem 3's
     ``r1 = 2 + (1 + eps) ln(1 + 1 / eps)`` (``theorem3_r1``, ``within_r1``).  Grid: number of DCs
     (5, 10, 15, 20) x ``price_form`` (tight, bigm) on the paper preset (100 jobs, T = 50);
@@ -68,7 +68,7 @@ paper's as a grid value) so this is visible.
     mlBroker as the paper writes it (``mlbroker-paper``: the big-M price rows (8c)-(8e) in (10)
     and A_round without the package's worker repair, :data:`MLBROKER_POLICIES`), ``mlbroker-plus``
     (the package's: A_round or the slot's exact MILP, whichever costs less in the slot,
-    :mod:`clusteropt.rounding.broker_slot`), Local, Central and OASiS (all verified by
+    :mod:`clusteropt.rounding.broker.slot_milp`), Local, Central and OASiS (all verified by
     :func:`~clusteropt.verify.check_broker_schedule`, the totals the checker's), and "Opt": as in
     the paper, the optimum of P_f (9), here with the hull (a lower bound on every schedule; its
     components are read off the LP solution).  The mlBroker cells
@@ -89,7 +89,7 @@ paper's as a grid value) so this is visible.
     slot (the paper: "with large size of training datasets"), with ``mlbroker-paper``,
     ``mlbroker-plus``, Local, Central and OASiS for comparison.  The paper's instances (T = 50 .. 100,
     R = 15) are far beyond an exact MILP, so the cells use the ``"small"`` preset's settings (R = 5, T = 5 .. 25,
-    1-4 jobs per slot, up to 100 jobs): :func:`~clusteropt.models.broker.broker_offline_optimum`
+    1-4 jobs per slot, up to 100 jobs): :func:`~clusteropt.models.broker.optimum.broker_offline_optimum`
     (HiGHS, gap 0, the hull form) is then proved optimal within ``opt_time_limit`` = 300 s (each
     cell records the MILP's time as ``opt_seconds`` and the policy's as ``run_seconds``; in the
     record made at commit ``9a76e52``, two cells at a time on 2 cores with other benchmarks beside
@@ -165,7 +165,7 @@ DEFAULT_DATA = 500.0
 #: epsilon values of ``broker-fractional`` (its policies are ``eps-<value>``).
 EPSILONS = (0.05, 0.1, 0.5, 1.0)
 #: Roundings of ``broker-rounding`` (mlBroker's ``rounding=``): the paper's A_round, its Sec. 6.2
-#: baselines IR and GR, and the package's ``slot-milp`` (:mod:`clusteropt.rounding.broker_slot`).
+#: baselines IR and GR, and the package's ``slot-milp`` (:mod:`clusteropt.rounding.broker.slot_milp`).
 ROUNDINGS = ("a_round", "ir", "gr", "slot-milp")
 #: The mlBroker policies of ``broker-cost`` and ``broker-ratio``: their options over the cell's
 #: (``price_form`` from the grid, default ``"tight"``; ``rounding_variant="package"``).
@@ -177,7 +177,7 @@ MLBROKER_POLICIES: dict[str, dict[str, str]] = {
     "mlbroker-plus": {"rounding": "slot-milp"},
 }
 #: Policies of ``broker-cost``; ``opt`` is P_f (9) with the hull.  ``mlbroker-plus`` is the package's
-#: cost-aware integral step (:mod:`clusteropt.rounding.broker_slot`).
+#: cost-aware integral step (:mod:`clusteropt.rounding.broker.slot_milp`).
 COST_POLICIES = ("mlbroker", "mlbroker-paper", "mlbroker-plus", "local", "central", "oasis", "opt")
 #: Display names of the policies.
 LABELS = {"mlbroker": "mlBroker", "mlbroker-paper": "mlBroker (paper-literal)", "mlbroker-plus": "mlBroker-plus",
@@ -317,7 +317,7 @@ def _lp(params_json: str, price_form: str):
     """P_f (9) of the cell's instance: ``(value, components, seconds)``; components with the hull."""
     import pyomo.environ as pyo
 
-    from clusteropt.models.broker import build_broker_milp
+    from clusteropt.models.broker.milp import build_broker_milp
     from clusteropt.solvers.direct import solve_highs_direct
 
     inst = broker_instance(json.loads(params_json))
@@ -339,7 +339,7 @@ def _lp(params_json: str, price_form: str):
 @functools.lru_cache(maxsize=8)
 def _offline(params_json: str):
     """MILP (8) (hull form) of the cell's instance, verified: ``(value, optimal, bound, seconds)``."""
-    from clusteropt.models.broker import broker_offline_optimum
+    from clusteropt.models.broker.optimum import broker_offline_optimum
 
     params = json.loads(params_json)
     inst = broker_instance(params)

@@ -45,7 +45,7 @@ _SAMPLE_TRACE = "package:coflow/small_benchmark.txt"
 @functools.lru_cache(maxsize=4)
 def _instance_and_bound(params_json: str, seed: int):
     from clusteropt.instances import random_coflows, read_coflow_benchmark
-    from clusteropt.models.coflow import cos_lower_bound
+    from clusteropt.models.coflow.bound import cos_lower_bound
 
     params = json.loads(params_json)
     if "arrivals" in params:

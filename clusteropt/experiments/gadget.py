@@ -10,7 +10,7 @@
     ``verified`` False), against FIFO, DRF and LAS (Sec. VI-2).  Besides the verified
     ``total_utility`` a cell reports ``utility_bound = sum_i mu_i(zeta_i budget_i)``, the
     utility of every job run to its whole budget, the tighter ``alone_bound``
-    (:meth:`~clusteropt.instances.gadget.GadgetInstance.alone_bound`: each job alone on the
+    (:meth:`~clusteropt.instances.gadget.instance.GadgetInstance.alone_bound`: each job alone on the
     cluster from its arrival to the horizon), the tighter still ``pooled_bound``
     (:func:`pooled_bound`: an LP that sees the cluster's capacity), all upper bounds on any
     schedule, and the fractions ``utility_fraction``, ``alone_fraction`` and ``pooled_fraction``.
@@ -65,7 +65,7 @@
     greedy; and the paper-literal ``gadget-lp-rs-mde-paper`` and ``gadget-nofill``, whose slot
     gain is that of problem (10)'s solution alone) on the ``"small"`` preset (8 servers,
     T = 20); at every slot with an active job the slot's G-VNE ILP (12)-(19)
-    (:func:`~clusteropt.models.gadget.build_gvne`) is solved for the same ``z_{t-1}`` with HiGHS
+    (:func:`~clusteropt.models.gadget.gvne.build_gvne`) is solved for the same ``z_{t-1}`` with HiGHS
     (relative gap 0, ``ilp_time_limit`` seconds).  The ILP's
     solution is read back, checked with :func:`~clusteropt.verify.check_gadget_allocation` and
     its gain recomputed exactly (:func:`~clusteropt.rounding.gadget.slot_gain`); ``ratio`` = the
@@ -88,9 +88,9 @@
 ``gadget-competitive`` (Theorem 10)
     The empirical competitive ratio on ``"tiny"`` instances (4 servers, T = 4): GADGET's
     verified total utility with the greedy, exact and LP-RS-MDE slot solvers over the offline
-    DDLJS optimum (:func:`~clusteropt.models.gadget_offline.ddljs_optimum`, checked with
+    DDLJS optimum (:func:`~clusteropt.models.gadget.ddljs.ddljs_optimum`, checked with
     :func:`~clusteropt.verify.check_gadget_schedule`), next to Theorem 10's ``1 / (3 Gamma + 1)``
-    (``Gamma = max_i ceil(q_i)`` at ``z = 0``, :func:`~clusteropt.models.gadget.worker_bound`).
+    (``Gamma = max_i ceil(q_i)`` at ``z = 0``, :func:`~clusteropt.models.gadget.gvne.worker_bound`).
     Utilities sigmoid, sqrt and log.  An instance whose optimum is below :data:`MIN_OPTIMUM`
     (with the sigmoid every job can be so far below its inflection that all utilities are about
     1e-20, and the MILP's "optimum" is then an arbitrary schedule) is ``degenerate``; its ratio
@@ -342,7 +342,7 @@ def loaded_sigmoid(inst, seed: int, share=LOADED_SHARE):
     package's ``"sigmoid-loaded"`` setting, not the paper's): ``lambda_3 = u_i zeta_i F_i``,
     ``u_i`` uniform in ``share``, drawn from ``seed`` on a stream of its own (module docstring).
 
-    >>> from clusteropt.instances.gadget import gadget_preset
+    >>> from clusteropt.instances.gadget.instance import gadget_preset
     >>> inst = loaded_sigmoid(gadget_preset("small", jobs=4, seed=0), 0)
     >>> u = inst.utility_params[:, 2] / (inst.zeta * inst.budget)
     >>> bool(((u >= LOADED_SHARE[0]) & (u <= LOADED_SHARE[1])).all())
@@ -361,7 +361,7 @@ def utility_instance(params: dict[str, Any], seed: int):
     """The instance of a Fig. 4 cell: ``gadget_preset("paper", ...)`` with ``params["utility"]``
     one of the instance utilities or ``"sigmoid-loaded"`` (:func:`loaded_sigmoid`).
     """
-    from clusteropt.instances.gadget import gadget_preset
+    from clusteropt.instances.gadget.instance import gadget_preset
 
     utility = str(params["utility"])
     loaded = utility == "sigmoid-loaded"
@@ -406,7 +406,7 @@ def pooled_bound(inst, *, max_lines: int = POOLED_LINES) -> dict[str, Any]:
     import scipy.sparse as sp
     from scipy.optimize import linprog
 
-    from clusteropt.instances.gadget import utility_value
+    from clusteropt.instances.gadget.instance import utility_value
 
     start = time.perf_counter()
     cl = inst.cluster
@@ -485,7 +485,7 @@ def scale_cluster(cluster, *, node_units: float | None = None, edge_units: float
     Gbps (module docstring: GPUs by largest remainder in proportion to the drawn counts, every
     link bandwidth times one factor).  ``None`` leaves that resource as it is.
 
-    >>> from clusteropt.instances.gadget import fat_tree_cluster
+    >>> from clusteropt.instances.gadget.instance import fat_tree_cluster
     >>> c = scale_cluster(fat_tree_cluster(10, n_racks=2, seed=0), node_units=0.5, edge_units=2)
     >>> int(c.capacity.sum()), round(float(c.bandwidth[-4:].mean()), 6)
     (50, 400.0)
@@ -562,7 +562,7 @@ def run_capacity_cell(params: dict[str, Any], seed: int, policy: str) -> dict[st
     ``run_seconds`` and ``verify_seconds``.
     """
     from clusteropt.experiments.spec import cell_seed
-    from clusteropt.instances.gadget import gadget_preset
+    from clusteropt.instances.gadget.instance import gadget_preset
 
     resource, units = str(params["resource"]), float(params["units"])
     if resource not in ("node", "edge"):
@@ -654,8 +654,8 @@ def run_slot_ratio_cell(params: dict[str, Any], seed: int, policy: str) -> dict[
     ``drawn_ratio_*`` and ``greedy_ratio_*``; timings.
     """
     from clusteropt.algorithms.gadget.greedy import greedy_slot
-    from clusteropt.instances.gadget import gadget_preset
-    from clusteropt.models.gadget import allocation_from_solution, build_gvne, slot_problem
+    from clusteropt.instances.gadget.instance import gadget_preset
+    from clusteropt.models.gadget.gvne import allocation_from_solution, build_gvne, slot_problem
     from clusteropt.online.gadget import CAPACITY_CONSTRAINTS, capacity_overload
     from clusteropt.rounding.gadget import slot_gain
     from clusteropt.solvers import solve
@@ -772,7 +772,7 @@ def _slot_ratio_table(table):
 @functools.lru_cache(maxsize=8)
 def _offline(params_json: str, seed: int):
     """The instance, DDLJS optimum and its check: shared by the policies of one (params, seed)."""
-    from clusteropt.models.gadget_offline import ddljs_optimum
+    from clusteropt.models.gadget.ddljs import ddljs_optimum
     from clusteropt.verify import check_gadget_schedule
 
     params = json.loads(params_json)
@@ -789,7 +789,7 @@ def _offline(params_json: str, seed: int):
 
 
 def _tiny(params: dict[str, Any], seed: int):
-    from clusteropt.instances.gadget import gadget_preset
+    from clusteropt.instances.gadget.instance import gadget_preset
 
     return gadget_preset("tiny", jobs=int(params["n_jobs"]), seed=seed, utility=str(params["utility"]),
                          horizon=int(params["horizon"]))
@@ -805,7 +805,7 @@ def run_competitive_cell(params: dict[str, Any], seed: int, policy: str) -> dict
     ``verified``, timings.  Raises when the online schedule beats the proved optimum by more than
     1e-4 (relative): the "optimum" would then not be one.
     """
-    from clusteropt.models.gadget import worker_bound
+    from clusteropt.models.gadget.gvne import worker_bound
 
     inst, opt, optimal, bound, opt_s = _offline(json.dumps(params, sort_keys=True), seed)
     run, check, run_s, verify_s = _verified_run(inst, policy, seed)

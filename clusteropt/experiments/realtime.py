@@ -3,9 +3,9 @@
 The paper's test (Sec. IV): a requirement ``r`` is *achieved* by a policy when, over 10,000
 frames, every application's average number of completed jobs is at least ``r_i - 0.01``.  Along a
 direction ``d`` the largest achieved ``theta * d`` is found by bisection
-(:func:`clusteropt.online.regions.estimate_theta`, one seed for every step) and compared with the
+(:func:`clusteropt.online.realtime.regions.estimate_theta`, one seed for every step) and compared with the
 exact boundary of the maximum feasibility region ``R_max`` (Definition 1), an LP over stationary
-randomized policies (:func:`clusteropt.online.regions.exact_region`), solved twice: with the same
+randomized policies (:func:`clusteropt.online.realtime.regions.exact_region`), solved twice: with the same
 0.01 slack as the simulation test (``exact_theta``: the exact answer to the question the
 simulation asks, the denominator of ``ratio``) and without it (``exact_theta_strict``: the
 boundary of ``R_max`` itself, drawn in the figures).
@@ -63,7 +63,7 @@ def _instance(params: dict[str, Any]):
 
 
 def _direction(params: dict[str, Any]) -> np.ndarray:
-    from clusteropt.online.regions import quadrant_directions
+    from clusteropt.online.realtime.regions import quadrant_directions
 
     k, i = int(params["directions"]), int(params["direction"])
     if not 0 <= i < k:
@@ -79,7 +79,7 @@ def _exact(params_json: str) -> tuple[float, float, float]:
     report its seconds).
     """
     from clusteropt.models.realtime import region_data
-    from clusteropt.online.regions import exact_region
+    from clusteropt.online.realtime.regions import exact_region
 
     params = json.loads(params_json)
     inst = _instance(params)
@@ -98,7 +98,7 @@ def _verified_rates(inst, policy: str, requirement: np.ndarray, frames: int, tol
     ``requirement - tol`` (the bisection accepted this very run, so that would be a bug).
     """
     from clusteropt.online import run_online
-    from clusteropt.online.realtime import make_policy
+    from clusteropt.online.realtime.policies import make_policy
     from clusteropt.verify import check_realtime_run
 
     run = run_online(make_policy(policy, requirement), inst, horizon=frames, seed=seed)
@@ -122,7 +122,7 @@ def run_region_cell(params: dict[str, Any], seed: int, policy: str) -> dict[str,
     (``theta * d``), the verified rates ``rate1``, ``rate2`` of the run at ``theta``, ``verified``,
     and ``estimate_seconds`` / ``exact_seconds`` / ``verify_seconds``.
     """
-    from clusteropt.online.regions import estimate_theta
+    from clusteropt.online.realtime.regions import estimate_theta
 
     inst = _instance(params)
     d = _direction(params)
@@ -162,7 +162,7 @@ def run_equal_cell(params: dict[str, Any], seed: int, policy: str) -> dict[str, 
     ``verified``, ``estimate_seconds``, ``verify_seconds``; and where ``n <= EXACT_MAX_N``
     also ``exact_theta``, ``exact_theta_strict``, ``ratio``, ``exact_seconds``.
     """
-    from clusteropt.online.regions import estimate_theta
+    from clusteropt.online.realtime.regions import estimate_theta
 
     inst = _instance(params)
     n = inst.n_apps
@@ -247,7 +247,7 @@ def _area_table(table, setting: str):
     """
     import pandas as pd
 
-    from clusteropt.online.regions import RegionFraction, quadrant_directions
+    from clusteropt.online.realtime.regions import RegionFraction, quadrant_directions
 
     ok = ok_rows(table, f"area({setting})", (setting, "policy", "directions", "direction", "theta",
                                                "exact_theta", "exact_theta_strict", "ratio"))

@@ -8,12 +8,12 @@ run with :func:`~clusteropt.verify.check_ring_run` (the costs reported are the c
 raises when the run violates its promised capacity ``c k``, so such a cell is recorded as failed.
 
 Ratios.  ``ratio_static`` = ALG / OPT_static and ``ratio_dynamic`` = ALG / OPT_dyn, both optima at
-capacity ``k`` (:mod:`clusteropt.models.ring`).  The online algorithms use ``c k`` (``c``: the
+capacity ``k`` (:mod:`clusteropt.models.ring.offline`).  The online algorithms use ``c k`` (``c``: the
 run's ``augmentation``, 2 + eps for the dynamic algorithm), so a ratio below 1 is possible and
 not a bug: the theorems compare an augmented algorithm with an unaugmented optimum.  ``OPT_dyn`` is the
 exact dynamic program over labellings (``dynamic_denominator = "dp"``), which fits up to ``l^n =
 2^22`` labellings (n = 8 with 4 servers, n = 12 with 3); the time-expanded MILP is exact too but
-slower than the DP from n = 8 on (``clusteropt.models.ring``), and its LP bound is at most
+slower than the DP from n = 8 on (``clusteropt.models.ring.offline``), and its LP bound is at most
 ``alpha n / l`` whatever the requests, so no exact dynamic ratio is reported beyond the DP's reach.
 Beyond it, ``ratio_dynamic_lb`` = ALG / the window lower bound on OPT_dyn
 (:func:`~clusteropt.algorithms.ring.offline.dynamic_window_bound`, ours) is at least ALG / OPT_dyn:
@@ -152,7 +152,7 @@ def _algo_params(policy: str, params: dict[str, Any]) -> dict[str, Any]:
 def _optima(key: str, seed: int) -> dict[str, Any]:
     """Static and dynamic OPT at capacity k of the cell's instance (shared by its policies).
 
-    ``OPT_static``: the MILP (:func:`~clusteropt.models.ring.ring_static_optimum`); when it is not
+    ``OPT_static``: the MILP (:func:`~clusteropt.models.ring.offline.ring_static_optimum`); when it is not
     proved optimal within ``opt_time_limit`` its proved bound is used (``static_denominator =
     "bound"``).  ``OPT_dyn``: the exact DP (:func:`~clusteropt.algorithms.ring.offline.dynamic_opt_dp`)
     where its tables fit (``l^n <= 2^22`` labellings); beyond that no dynamic ratio is reported (the
@@ -162,7 +162,7 @@ def _optima(key: str, seed: int) -> dict[str, Any]:
     against OPT_dyn and OPT_static where they are known.
     """
     from clusteropt.algorithms.ring.offline import dynamic_opt_dp, dynamic_window_bound
-    from clusteropt.models.ring import ring_static_optimum
+    from clusteropt.models.ring.offline import ring_static_optimum
 
     params = json.loads(key)
     inst = ring_instance(params, seed)

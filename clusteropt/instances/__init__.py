@@ -9,10 +9,10 @@ from clusteropt.instances.broker import (
     read_prices_csv,
     read_transfer_costs_csv,
 )
-from clusteropt.instances.coflow import CoflowInstance, ConcurrentOpenShopInstance
-from clusteropt.instances.coflow_random import random_coflows
-from clusteropt.instances.coflow_trace import TraceError, read_coflow_benchmark
-from clusteropt.instances.gadget import (
+from clusteropt.instances.coflow.generate import random_coflows
+from clusteropt.instances.coflow.instance import CoflowInstance, ConcurrentOpenShopInstance
+from clusteropt.instances.coflow.trace import TraceError, read_coflow_benchmark
+from clusteropt.instances.gadget.instance import (
     Cluster,
     GadgetInstance,
     fat_tree_cluster,
@@ -20,7 +20,7 @@ from clusteropt.instances.gadget import (
     k_ary_fat_tree,
     random_gadget,
 )
-from clusteropt.instances.gadget_trace import read_alibaba_jobs, read_alibaba_nodes, read_philly_jobs
+from clusteropt.instances.gadget.trace import read_alibaba_jobs, read_alibaba_nodes, read_philly_jobs
 from clusteropt.instances.realtime import RealtimeInstance, random_realtime, realtime_preset
 from clusteropt.instances.ring import RingInstance, random_ring
 from clusteropt.instances.worker_placement import (

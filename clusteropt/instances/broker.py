@@ -20,7 +20,7 @@ A broker rents K resource types in R data centers (DCs) for parameter-server ML 
   cost ``c_i`` (Eqs. (4)-(5)).
 
 The four costs of a slot (Sec. 3.2), for decisions ``y, s, q, g, v`` (see
-:mod:`clusteropt.algorithms.broker.decision`):
+:mod:`clusteropt.decisions.broker`):
 
 * C1 = ``sum_{i in I_t} sum_{r, r'} d^{rr'} q_i^{rr'}(t)`` (Eq. (1));
 * C2 = ``sum_{r, k} F_k^r(h_k^r(t))`` with ``h_k^r(t) = sum_{i in I_t} (n_{i,k} y_i^r(t) + m_{i,k}
@@ -47,6 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
+from clusteropt.instances.arrivals import bursty_arrivals
 from clusteropt.instances.base import (
     FLOAT_INT_LIMIT,
     MAX_MAGNITUDE,
@@ -55,9 +56,7 @@ from clusteropt.instances.base import (
     check_string,
     job_count,
 )
-from clusteropt.instances.coflow_trace import _NUMBER, TraceError
-from clusteropt.instances.gadget import bursty_arrivals
-from clusteropt.instances.gadget_trace import _csv_records, _rows
+from clusteropt.instances.readers import NUMBER, TraceError, csv_records, csv_rows
 
 __all__ = [
     "DEFAULT_RESOURCES",
@@ -362,7 +361,7 @@ def read_prices_csv(path: str | Path, *, resources=None) -> BrokerPrices:
     Every (dc, resource) pair appears exactly once.  Resources are ordered as ``resources`` when
     given (then the file must name exactly those), else by first appearance.  The file is read as
     UTF-8 (a byte-order mark is accepted); whatever it holds, the result is a table or one
-    :class:`TraceError` (see :mod:`~clusteropt.instances.coflow_trace`, "Hostile input").
+    :class:`TraceError` (see :mod:`~clusteropt.instances.coflow.trace`, "Hostile input").
 
     Raises
     ------
@@ -384,7 +383,7 @@ def read_prices_csv(path: str | Path, *, resources=None) -> BrokerPrices:
     >>> read_prices_csv(p)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    clusteropt.instances.coflow_trace.TraceError: ...prices.csv:2: b = '2.5'; expected < a = 2.0 ...
+    clusteropt.instances.readers.TraceError: ...prices.csv:2: b = '2.5'; expected < a = 2.0 ...
     """
     path = Path(path)
     entries: dict[tuple[int, str], tuple[float, float, float]] = {}
@@ -392,7 +391,7 @@ def read_prices_csv(path: str | Path, *, resources=None) -> BrokerPrices:
     for name in resources or ():
         order.setdefault(name, len(order))
     last_line = 1
-    for row in _rows(path, PRICE_COLUMNS, "price rows"):
+    for row in csv_rows(path, PRICE_COLUMNS, "price rows"):
         last_line = row.lineno
         dc = row.count("dc", minimum=0, maximum=MAX_DCS - 1, why="MAX_DCS = 10**6 data centers")
         name = row.row["resource"].strip()
@@ -454,7 +453,7 @@ def read_transfer_costs_csv(path: str | Path) -> np.ndarray:
     path = Path(path)
     rows: list[list[float]] = []
     last_line = 0
-    for lineno, cells in _csv_records(path):
+    for lineno, cells in csv_records(path):
         last_line = lineno
         if not cells or all(not c.strip() for c in cells) or cells[0].lstrip().startswith("#"):
             continue
@@ -466,7 +465,7 @@ def read_transfer_costs_csv(path: str | Path) -> np.ndarray:
         r = len(rows)
         values = []
         for col, text in enumerate(c.strip() for c in cells):
-            if not _NUMBER.fullmatch(text) or not math.isfinite(float(text)) or float(text) < 0:
+            if not NUMBER.fullmatch(text) or not math.isfinite(float(text)) or float(text) < 0:
                 raise TraceError(path, lineno, f"d[{r}, {col}]", text, "a finite number >= 0")
             if float(text) > MAX_MAGNITUDE:
                 raise TraceError(path, lineno, f"d[{r}, {col}]", text, "a finite number in 0 .. 1e7 "
@@ -582,7 +581,7 @@ def random_broker(n_jobs: int = 100, *, horizon: int = 50, n_dcs: int | None = N
       the drawn daily price times ``slot_days`` (default 0.5), so C2 is the rent of one slot
       (``slot_days = 1`` keeps the quoted numbers).  ``b_k^r`` is the drawn fraction of that.
     * **Jobs and arrivals**: the paper follows Google cluster arrivals, which we do not ship;
-      ``arrivals="bursty"`` uses :func:`~clusteropt.instances.gadget.bursty_arrivals` (a two-state
+      ``arrivals="bursty"`` uses :func:`~clusteropt.instances.gadget.instance.bursty_arrivals` (a two-state
       calm / burst process) for ``n_jobs`` (default 100, our choice) arrivals in ``1 .. T``;
       ``"uniform"`` draws them uniformly, ``"zero"`` puts all in slot 1.  A job stays
       ``duration`` slots (an integer drawn uniformly in 10 .. 30 by default, our choice; cut at

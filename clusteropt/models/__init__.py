@@ -4,32 +4,32 @@ Importing this package registers every system's models in :data:`MODELS` and re-
 paper's main builders (and the offline optima / bounds that solve them), so that
 ``from clusteropt.models import build_broker_milp`` works without knowing the module.  CVXPY is
 imported only when a CVXPY builder runs.
+
+A system with several model files is a subpackage (:mod:`clusteropt.models.gadget`,
+:mod:`~clusteropt.models.broker`, :mod:`~clusteropt.models.coflow`, :mod:`~clusteropt.models.ring`)
+whose ``__init__`` re-exports its modules' public names; :mod:`clusteropt.models.matrix` is the
+sparse-array LP the array builders of several systems share.
 """
 
-from clusteropt.models import (  # noqa: F401  (register)
+from clusteropt.models import (  # noqa: F401  (each system's package registers its models)
     broker,
     coflow,
     gadget,
-    gadget_offline,
     realtime,
     ring,
-    ring_cut,
-    ring_move,
     worker_placement,
 )
-from clusteropt.models.broker import (
-    broker_lp_bound,
-    broker_offline_optimum,
-    build_broker_milp,
-    build_broker_regularized,
-)
-from clusteropt.models.coflow import build_coflow_milp, build_cos_lp, build_cos_milp, cos_lower_bound
+from clusteropt.models.broker.milp import build_broker_milp
+from clusteropt.models.broker.optimum import broker_lp_bound, broker_offline_optimum
+from clusteropt.models.broker.regularized import build_broker_regularized
+from clusteropt.models.coflow.bound import cos_lower_bound
+from clusteropt.models.coflow.open_shop import build_coflow_milp, build_cos_lp, build_cos_milp
 from clusteropt.models.cvxpy_model import CvxpyModel
-from clusteropt.models.gadget import build_gvne
-from clusteropt.models.gadget_offline import build_ddljs, ddljs_optimum
+from clusteropt.models.gadget.ddljs import build_ddljs, ddljs_optimum
+from clusteropt.models.gadget.gvne import build_gvne
 from clusteropt.models.realtime import build_max_weight_ilp, build_region_lp
 from clusteropt.models.registry import MODELS, ModelSpec, get_model, models_for, register_model
-from clusteropt.models.ring import (
+from clusteropt.models.ring.offline import (
     build_ring_dynamic_opt,
     build_ring_static_opt,
     ring_dynamic_optimum,

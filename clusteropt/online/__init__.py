@@ -3,7 +3,7 @@
 Policies follow the estimator habit (``__init__`` stores parameters, ``reset(instance, rng)``,
 ``step(t, observation)``); :func:`run_online` runs any policy on any system whose environment is
 registered.  Systems: paper 000 (``clusteropt.online.gadget``), paper 002
-(``clusteropt.online.realtime``, ``clusteropt.online.regions``), paper 003
+(``clusteropt.online.realtime``: policies and feasibility regions), paper 003
 (``clusteropt.online.broker``), paper 004 (``clusteropt.online.ring``).
 """
 

@@ -2,7 +2,7 @@
 
 Every slot t the environment shows the policy the active jobs ``I_t`` and ``v(t - 1)`` of the
 decisions made so far; the policy returns slot t's
-:class:`~clusteropt.algorithms.broker.decision.BrokerDecision` (workers ``y``, PS ``s``, data moved
+:class:`~clusteropt.decisions.broker.BrokerDecision` (workers ``y``, PS ``s``, data moved
 ``q``, connections ``g``, deployment ``v``, price variables ``x, u``, and ``z``).  The environment
 records each decision and its cost, the objective of (8) (or of (9) for a fractional decision)::
 
@@ -17,7 +17,7 @@ Policies (:data:`POLICIES`, :func:`make_policy`):
 
 ``afractional`` -- :class:`AFractional`, Alg. 1
     Solve the regularized one-slot problem (10)
-    (:func:`clusteropt.models.broker.build_broker_regularized`), by default with the convex-hull
+    (:func:`clusteropt.models.broker.regularized.build_broker_regularized`), by default with the convex-hull
     price rows (:class:`AFractional` says why, with the measurement), with ``v(t - 1)`` = the
     policy's own fractional ``v`` of the previous slot (Alg. 1 line 3; 0 for a job not active
     then, line 1); return the fractional solution (line 5).  Its run's
@@ -30,20 +30,20 @@ Policies (:data:`POLICIES`, :func:`make_policy`):
     ``optimal_inaccurate`` is used, logged and counted (``"status"``), and without one the slot
     raises (a solution stopped by an iteration or time limit is never used).
 ``mlbroker`` -- :class:`MlBroker`
-    A_fractional, then A_round (Alg. 2, :func:`clusteropt.rounding.broker.a_round`) of its
+    A_fractional, then A_round (Alg. 2, :func:`clusteropt.rounding.broker.placement.a_round`) of its
     ``y~, s~`` against the integral ``v(t - 1)`` of the run (Sec. 4-5: "carries out A_fractional
     and then A_round in each time slot").  ``rounding="ir"`` / ``"gr"`` swaps in the Sec. 6.2
     baselines (Fig. 7); ``rounding_variant="paper"`` runs the rounding exactly as the paper writes
-    it, without the package's worker repair (:data:`clusteropt.rounding.broker.ROUNDING_VARIANTS`).
+    it, without the package's worker repair (:data:`clusteropt.rounding.broker.placement.ROUNDING_VARIANTS`).
     The fractional solution's own cost is kept per slot in the info; with ``keep_trace=True`` the
     fractional solution itself and A_round's K + 1 candidates are kept too (:func:`trace_json`,
     ``clusteropt run --trace-fractional``).
 ``mlbroker-plus`` -- :class:`MlBroker` with ``rounding="slot-milp"`` (the package's, not the paper's)
     A_fractional, then the cheaper (in slot t, by the cost of (8)) of A_round's decision and the
-    slot's exact MILP (8) with ``v(t - 1)`` fixed (:mod:`clusteropt.rounding.broker_slot` says what
+    slot's exact MILP (8) with ``v(t - 1)`` fixed (:mod:`clusteropt.rounding.broker.slot_milp` says what
     of the paper's guarantees survives).  The slot info records which was kept and the MILP's
     cost, status, bound and times (``slot_milp_`` + the keys of
-    :meth:`~clusteropt.rounding.broker_slot.SlotMilpInfo.to_dict`).
+    :meth:`~clusteropt.rounding.broker.slot_milp.SlotMilpInfo.to_dict`).
 ``local`` -- :class:`Local`
     Sec. 6.3 ii): "dataset is processed locally in the data center where it is collected, with
     workers deployed in the data center, and the PS is randomly placed in one of the data
@@ -65,7 +65,7 @@ Policies (:data:`POLICIES`, :func:`make_policy`):
     a small MILP over ``y, s, q, g`` and a deployment indicator (:func:`oasis_placement`, HiGHS
     through :func:`scipy.optimize.milp`).
 
-The integral policies finish with :func:`clusteropt.rounding.broker.complete_placement` (``q`` by
+The integral policies finish with :func:`clusteropt.rounding.broker.placement.complete_placement` (``q`` by
 the transportation LP, ``x`` in closed form, ``g = y (x) s``, smallest ``v``) or, for mlBroker, with
 A_round's own completion; no policy ever returns a placement that breaks (8a)-(8k).
 
@@ -88,7 +88,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from clusteropt.algorithms.broker.decision import BrokerDecision, BrokerSchedule, decision_cost
+from clusteropt.decisions.broker import BrokerDecision, BrokerSchedule, decision_cost
 from clusteropt.instances.broker import BrokerInstance
 from clusteropt.online.driver import FALLBACK, register_environment
 
@@ -243,7 +243,7 @@ class AFractional:
     Parameters
     ----------
     epsilon : float
-        ``epsilon > 0`` of (10) (default :data:`clusteropt.models.broker.DEFAULT_EPSILON`).
+        ``epsilon > 0`` of (10) (default :data:`clusteropt.models.broker.regularized.DEFAULT_EPSILON`).
     sigma : float, optional
         Default ``ln(1 + 1 / epsilon)`` (Sec. 4.1).
     solver : {"clarabel", "scs"}
@@ -253,7 +253,7 @@ class AFractional:
         optimal status (module docstring).  Default :data:`CLARABEL_RETRIES` for Clarabel, none
         for other solvers; ``()`` turns retrying off.
     price_form : {"tight", "bigm"}
-        The price rows of (10) (:func:`~clusteropt.models.broker.build_broker_regularized`): the
+        The price rows of (10) (:func:`~clusteropt.models.broker.regularized.build_broker_regularized`): the
         convex hull of Eq. (7) (default) or the paper's big-M rows (8c)-(8e).  Why not the
         paper's: relaxed, the big-M rows let ``x = 0`` for every amount up to about
         ``M / (a + b)``, so (10) sees almost none of the resource cost C2 and the fractional
@@ -268,7 +268,8 @@ class AFractional:
 
     def __init__(self, epsilon: float | None = None, sigma: float | None = None, solver: str = "clarabel",
                  price_form: str = "tight", retry_options=None, keep_trace: bool = False):
-        from clusteropt.models.broker import DEFAULT_EPSILON, PRICE_FORMS
+        from clusteropt.models.broker.inputs import PRICE_FORMS
+        from clusteropt.models.broker.regularized import DEFAULT_EPSILON
 
         epsilon = DEFAULT_EPSILON if epsilon is None else float(epsilon)
         if not (math.isfinite(epsilon) and epsilon > 0):
@@ -302,7 +303,7 @@ class AFractional:
 
     def solve_slot(self, t: int) -> tuple[BrokerDecision, dict[str, Any]]:
         """Lines 3-5 for slot t: the fractional decision (``z = max(v - v(t - 1), 0)``) and an info dict."""
-        from clusteropt.models.broker import build_broker_regularized, decision_from_regularized
+        from clusteropt.models.broker.regularized import build_broker_regularized, decision_from_regularized
         from clusteropt.solvers import solve
 
         inst = self.instance_
@@ -367,32 +368,33 @@ class MlBroker:
         Of :class:`AFractional`.
     rounding : {"a_round", "ir", "gr", "slot-milp"}
         Alg. 2 (default) or the Sec. 6.2 baselines IR / GR
-        (:data:`clusteropt.rounding.broker.BROKER_ROUNDINGS`); ``"slot-milp"``: the package's
+        (:data:`clusteropt.rounding.broker.placement.BROKER_ROUNDINGS`); ``"slot-milp"``: the package's
         cost-aware integral step, A_round or the slot's exact MILP, whichever costs less
-        (:func:`clusteropt.rounding.broker_slot.slot_milp_round`; policy ``mlbroker-plus``).
+        (:func:`clusteropt.rounding.broker.slot_milp.slot_milp_round`; policy ``mlbroker-plus``).
     rounding_variant : {"package", "paper"}
         ``"package"`` (default): a job the rounding leaves short of ``N_i(t)`` workers gets the
         missing ones; ``"paper"``: the rounding exactly as written, and such a slot raises
-        :class:`~clusteropt.rounding.broker.RoundingShortError` (:func:`~clusteropt.rounding.broker.a_round`).
+        :class:`~clusteropt.rounding.broker.placement.RoundingShortError`
+        (:func:`~clusteropt.rounding.broker.placement.a_round`).
     keep_trace : bool
         Keep every slot's fractional solution and A_round's candidates (:func:`trace_json`).
     slot_gap, slot_time_limit, slot_fix : float, float or None, str
         ``rounding="slot-milp"`` only: the slot MILP's relative gap, time limit and what of
         A_fractional's solution it keeps (``mip_gap``, ``time_limit``, ``fix`` of
-        :func:`~clusteropt.rounding.broker_slot.slot_milp_round`).
+        :func:`~clusteropt.rounding.broker.slot_milp.slot_milp_round`).
     """
 
     def __init__(self, epsilon: float | None = None, sigma: float | None = None, solver: str = "clarabel",
                  price_form: str = "tight", rounding: str = "a_round", retry_options=None,
                  rounding_variant: str = "package", keep_trace: bool = False, slot_gap: float | None = None,
                  slot_time_limit: float | None = None, slot_fix: str | None = None):
-        from clusteropt.rounding.broker import BROKER_ROUNDINGS, ROUNDING_VARIANTS
-        from clusteropt.rounding.broker_slot import (
+        from clusteropt.rounding.broker.placement import BROKER_ROUNDINGS, ROUNDING_VARIANTS
+        from clusteropt.rounding.broker.slot_milp import (
             DEFAULT_SLOT_FIX,
             DEFAULT_SLOT_GAP,
             FIX_MODES,
-            _check_gap,
-            _check_time_limit,
+            check_slot_gap,
+            check_slot_time_limit,
         )
 
         if rounding not in (*BROKER_ROUNDINGS, SLOT_MILP):
@@ -412,15 +414,15 @@ class MlBroker:
         self.slot_fix = DEFAULT_SLOT_FIX if slot_fix is None else slot_fix
         self.fractional = AFractional(epsilon, sigma, solver, price_form, retry_options, keep_trace)
         self.rounding, self.rounding_variant = rounding, rounding_variant
-        self.slot_gap = _check_gap(DEFAULT_SLOT_GAP if slot_gap is None else slot_gap)
-        self.slot_time_limit = _check_time_limit(slot_time_limit)
+        self.slot_gap = check_slot_gap(DEFAULT_SLOT_GAP if slot_gap is None else slot_gap)
+        self.slot_time_limit = check_slot_time_limit(slot_time_limit)
         self.name = {"a_round": "mlbroker", SLOT_MILP: "mlbroker-plus"}.get(rounding, f"mlbroker-{rounding}")
 
     def get_params(self) -> dict[str, Any]:
         """A_fractional's :meth:`AFractional.get_params` plus ``rounding``, ``rounding_variant`` and the
         rounding's noise tolerance ``rounding_tol``.
         """
-        from clusteropt.rounding.broker import DEFAULT_TOL
+        from clusteropt.rounding.broker.placement import DEFAULT_TOL
 
         params = {**self.fractional.get_params(), "rounding": self.rounding,
                   "rounding_variant": self.rounding_variant, "rounding_tol": DEFAULT_TOL}
@@ -447,7 +449,7 @@ class MlBroker:
 
     def step(self, t: int, obs: BrokerObservation):
         """A_fractional's slot-t solution rounded by A_round against the run's integral ``v(t - 1)``."""
-        from clusteropt.rounding.broker import BROKER_ROUNDINGS
+        from clusteropt.rounding.broker.placement import BROKER_ROUNDINGS
 
         inst = self.instance_
         prev_frac = self.fractional.v_.copy()
@@ -455,7 +457,7 @@ class MlBroker:
         frac_cost = decision_cost(inst, frac, prev_frac, t)
         t0 = time.perf_counter()
         if self.rounding == SLOT_MILP:
-            from clusteropt.rounding.broker_slot import slot_milp_round
+            from clusteropt.rounding.broker.slot_milp import slot_milp_round
 
             dec, sinfo = slot_milp_round(inst, t, frac.y, frac.s, obs.prev_v, self.rng_, return_info=True,
                                          mip_gap=self.slot_gap, time_limit=self.slot_time_limit,
@@ -498,7 +500,7 @@ class Local:
 
     def step(self, t: int, obs: BrokerObservation):
         """Local workers, the job's PS data center."""
-        from clusteropt.rounding.broker import complete_placement
+        from clusteropt.rounding.broker.placement import complete_placement
 
         inst = self.instance_
         jobs = obs.jobs
@@ -535,7 +537,7 @@ class Central:
 
     def step(self, t: int, obs: BrokerObservation):
         """Jobs in ascending order, each to its cheapest DC at the amounts placed so far."""
-        from clusteropt.rounding.broker import complete_placement
+        from clusteropt.rounding.broker.placement import complete_placement
 
         inst = self.instance_
         jobs = obs.jobs
@@ -670,7 +672,7 @@ class OASiS:
 
     def step(self, t: int, obs: BrokerObservation):
         """Jobs in ascending order; unit prices from the amounts placed so far this slot."""
-        from clusteropt.rounding.broker import complete_placement
+        from clusteropt.rounding.broker.placement import complete_placement
 
         inst = self.instance_
         jobs = obs.jobs
@@ -728,7 +730,7 @@ def trace_json(inst: BrokerInstance, policy) -> dict[str, Any]:
     ``{"candidates": [...], "slots": [...]}``; each slot is ``{"slot": t, "jobs": {job: {"y", "s",
     "v": {dc: value}, "q", "g": [[r, r', value], ...]}}, "dcs": {dc: {"x", "u1", "u2" (and the hull's
     "h_a", "h_b"): {resource: value}}}, "rounding": ...}``, zeros left out, the variables named as in
-    :func:`~clusteropt.models.broker.build_broker_regularized`.  ``"rounding"`` (mlBroker with A_round,
+    :func:`~clusteropt.models.broker.regularized.build_broker_regularized`.  ``"rounding"`` (mlBroker with A_round,
     else None; mlbroker-plus where A_round's decision was kept) holds per job the candidates of
     Alg. 2 lines 1-4 per DC (``{dc: [c_0, .., c_K]}``, in the order of ``"candidates"``:
     ``Round1_y`` per resource, then ``Round2_y``; a DC is listed when ``y~`` or a candidate is

@@ -9,9 +9,9 @@ The environment only records; :func:`clusteropt.verify.check_gadget_schedule` ju
 Policies (:data:`POLICIES`):
 
 ``gadget``
-    Alg. 1, temporal greedy: each slot solve problem (10) (:func:`clusteropt.models.gadget.slot_problem`)
+    Alg. 1, temporal greedy: each slot solve problem (10) (:func:`clusteropt.models.gadget.gvne.slot_problem`)
     with a per-slot solver: ``"exact"`` (the G-VNE ILP (12)-(19): on a tree with HiGHS built as
-    arrays, :func:`~clusteropt.models.gadget_matrix.build_gvne_matrix` with ``relax=False``, else
+    arrays, :func:`~clusteropt.models.gadget.matrix.build_gvne_matrix` with ``relax=False``, else
     the Pyomo model :func:`build_gvne` through :func:`clusteropt.solvers.solve`; by default at most
     :data:`EXACT_TIME_LIMIT` seconds and relative gap :data:`EXACT_MIP_GAP` a slot, and a slot
     that stops before optimality keeps the solver's incumbent, its gap recorded), ``"lp-rs-mde"`` (Alg. 2,
@@ -45,10 +45,10 @@ from typing import Any
 
 import numpy as np
 
-from clusteropt.algorithms.gadget.allocation import GadgetSchedule, PackedSlots, SlotAllocation
 from clusteropt.algorithms.gadget.greedy import future_density, greedy_slot, place_job
 from clusteropt.algorithms.gadget.placement import Residual
-from clusteropt.instances.gadget import GadgetInstance
+from clusteropt.decisions.gadget import GadgetSchedule, PackedSlots, SlotAllocation
+from clusteropt.instances.gadget.instance import GadgetInstance
 from clusteropt.online.driver import register_environment
 
 __all__ = ["CAPACITY_CONSTRAINTS", "FILLS", "POLICIES", "ROUNDINGS", "SLOT_SOLVERS", "Baseline", "Gadget",
@@ -164,7 +164,7 @@ class Gadget:
         ``"paper"`` with another slot solver is refused.
     form : {"auto", "flow", "tree"}
         The G-VNE form for ``"exact"`` and of the ring-selection LP of ``"lp-rs-mde"``
-        (:func:`clusteropt.models.gadget.build_gvne`).
+        (:func:`clusteropt.models.gadget.gvne.build_gvne`).
     solver : str
         MILP solver name for ``"exact"``, LP solver for ``"lp-rs-mde"`` (default HiGHS).
     time_limit : float, optional
@@ -205,7 +205,7 @@ class Gadget:
         (:data:`clusteropt.rounding.gadget.SELECT_ALGORITHMS`; default primal simplex; not with ``warm``).
     select_classes : bool
         ``"lp-rs-mde"``: the ring-selection LP over classes of interchangeable servers (same value;
-        :func:`clusteropt.models.gadget_matrix.server_classes`).  Default False.
+        :func:`clusteropt.models.gadget.matrix.server_classes`).  Default False.
     select_route : {"auto", "full", "capacity"}
         ``"lp-rs-mde"``: solve the ring-selection LP as built (``"full"``, the paper's), or first
         without its link rows and certify the result against it (``"capacity"``; tree clusters,
@@ -261,7 +261,7 @@ class Gadget:
 
         >>> Gadget("greedy", fill="none").get_params()["fill"], Gadget().get_params()["solver"]
         ('none', None)
-        >>> from clusteropt.instances.gadget import gadget_preset
+        >>> from clusteropt.instances.gadget.instance import gadget_preset
         >>> pol = Gadget("lp-rs-mde")
         >>> pol.get_params()["embed_route"], pol.get_params()["route_requested"]
         ('auto', 'auto/auto')
@@ -363,7 +363,7 @@ class Gadget:
 
     def step(self, t: int, obs: GadgetObservation):
         """Solve problem (10) of slot t (and fill, unless ``fill="none"``)."""
-        from clusteropt.models.gadget import slot_problem
+        from clusteropt.models.gadget.gvne import slot_problem
 
         problem = slot_problem(self.instance_, t, obs.z_prev)
         alloc, info = SLOT_SOLVERS[self.slot_solver](self, problem)
@@ -389,7 +389,7 @@ def _limited(time_limit: float | None) -> bool:
 
 
 def _exact(policy: Gadget, problem):
-    from clusteropt.models.gadget import allocation_from_solution, build_gvne
+    from clusteropt.models.gadget.gvne import allocation_from_solution, build_gvne
     from clusteropt.rounding.gadget import slot_gain, use_matrix
     from clusteropt.solvers import solve
 
@@ -400,7 +400,7 @@ def _exact(policy: Gadget, problem):
     limit = policy.time_limit if _limited(policy.time_limit) else None
     t0 = time.perf_counter()
     if use_matrix(problem, policy.form, policy.solver, policy.builder):
-        from clusteropt.models.gadget_matrix import allocation_from_matrix, build_gvne_matrix, solve_matrix
+        from clusteropt.models.gadget.matrix import allocation_from_matrix, build_gvne_matrix, solve_matrix
 
         lp = build_gvne_matrix(problem, relax=False)
         build = time.perf_counter() - t0

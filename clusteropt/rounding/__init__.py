@@ -4,7 +4,7 @@ Pure functions over numpy arrays; anything random takes ``rng`` (a Generator, a 
 The paper systems add their modules here.
 """
 
-from clusteropt.rounding.broker import (
+from clusteropt.rounding.broker.placement import (
     BROKER_ROUNDINGS,
     BrokerRoundingInfo,
     a_round,
@@ -15,7 +15,7 @@ from clusteropt.rounding.broker import (
     round2_y,
     sample_ps,
 )
-from clusteropt.rounding.broker_slot import SlotMilpInfo, slot_milp_round
+from clusteropt.rounding.broker.slot_milp import SlotMilpInfo, slot_milp_round
 from clusteropt.rounding.dependent import DependentRoundingInfo, pairwise_dependent_round
 
 __all__ = [

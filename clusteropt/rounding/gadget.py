@@ -20,9 +20,9 @@
     the best of ``samples`` such roundings is kept, and (with ``fill``) :func:`greedy_slot` then
     gives the capacity still idle to jobs without workers.
 :func:`lp_rs_mde`
-    Alg. 2 end to end for one :class:`~clusteropt.models.gadget.SlotProblem`, with either
+    Alg. 2 end to end for one :class:`~clusteropt.models.gadget.gvne.SlotProblem`, with either
     rounding and with or without the fill.  On tree clusters
-    with HiGHS its two LPs are built as matrices (:mod:`clusteropt.models.gadget_matrix`, the very
+    with HiGHS its two LPs are built as matrices (:mod:`clusteropt.models.gadget.matrix`, the very
     same LPs as the Pyomo models, tested row by row); ``builder="pyomo"`` builds the Pyomo models.
 :func:`resolve_routes`
     How :func:`lp_rs_mde` solves its two LPs: the paper's order (the augmented LP then its
@@ -46,9 +46,9 @@ from typing import Any
 import numpy as np
 import pyomo.environ as pyo
 
-from clusteropt.algorithms.gadget.allocation import Mapping, SlotAllocation
 from clusteropt.algorithms.gadget.greedy import greedy_slot
 from clusteropt.algorithms.gadget.placement import Residual
+from clusteropt.decisions.gadget import Mapping, SlotAllocation
 
 __all__ = ["AUTO_SERVERS", "BUILDERS", "EMBED_HIGHS_OPTIONS", "EMBED_ROUTES", "FAST_ROUTE", "PAPER_ROUTE",
            "ROUNDINGS", "SELECT_HIGHS_OPTIONS", "SELECT_ROUTES", "PaperRounding", "RingSelection", "SafeRounding",
@@ -77,11 +77,11 @@ BUILDERS = ("auto", "matrix", "pyomo")
 ROUNDINGS = ("safe", "paper")
 #: How Alg. 2 lines 4-6 are solved: ``"lp"`` builds the augmented LP and decomposes its solution
 #: (the paper's order), ``"colgen"`` generates the valid mappings directly
-#: (:mod:`clusteropt.models.gadget_colgen`; tree clusters, HiGHS; the same LP optimum);
+#: (:mod:`clusteropt.models.gadget.colgen`; tree clusters, HiGHS; the same LP optimum);
 #: ``"auto"`` (the default) lets :func:`resolve_routes` choose one of them.
 EMBED_ROUTES = ("auto", "lp", "colgen")
 #: How the ring-selection LP is solved: ``"full"`` as built; ``"capacity"`` first without its link
-#: and ring-crossing rows (:func:`clusteropt.models.gadget_matrix.capacity_relaxation`), whose
+#: and ring-crossing rows (:func:`clusteropt.models.gadget.matrix.capacity_relaxation`), whose
 #: solution, extended at the smallest values the rows allow, is checked against the full LP
 #: (a feasible extension has the relaxation's value, so it is optimal); the full LP is solved only
 #: when the check fails (recorded as ``select_certified``); ``"auto"`` (the default) lets
@@ -153,7 +153,7 @@ def select_rings(problem, *, form: str = "auto", solver: str | None = None,
     apply :func:`select_from_chi`.  Returns the selection and the solver's result.
 
     ``builder``: ``"matrix"`` builds the LP's arrays directly
-    (:func:`clusteropt.models.gadget_matrix.build_gvne_matrix`; tree form, HiGHS), ``"pyomo"``
+    (:func:`clusteropt.models.gadget.matrix.build_gvne_matrix`; tree form, HiGHS), ``"pyomo"``
     the Pyomo model, ``"auto"`` the matrix where it applies.  Same LP, same HiGHS input.
     """
     sel, res, _ = _select(problem, form, solver, builder)
@@ -177,7 +177,7 @@ def use_matrix(problem, form: str, solver: str | None, builder: str) -> bool:
 def colgen_obstacle(cluster, *, solver: str | None = None, embed_form: str = "auto") -> str | None:
     """Why ``embed_route="colgen"`` cannot run here (None: it can).
 
-    Column generation prices placements on a tree (:mod:`clusteropt.models.gadget_colgen`), solves
+    Column generation prices placements on a tree (:mod:`clusteropt.models.gadget.colgen`), solves
     its master with HiGHS, and is the augmented LP's tree form.
     """
     if not cluster.is_tree():
@@ -247,7 +247,7 @@ def resolve_routes(cluster, *, embed_route: str = "auto", select_route: str = "a
         For an unknown name, or a named route that cannot run here, with the reason
         (:func:`colgen_obstacle`, :func:`capacity_obstacle`).
 
-    >>> from clusteropt.instances.gadget import gadget_preset
+    >>> from clusteropt.instances.gadget.instance import gadget_preset
     >>> resolve_routes(gadget_preset("small", seed=0).cluster)
     ('lp', 'full')
     >>> resolve_routes(gadget_preset("paper", seed=0).cluster)
@@ -285,7 +285,7 @@ def _select(problem, form: str, solver: str | None, builder: str, warm=None, opt
     """
     t0 = time.perf_counter()
     if use_matrix(problem, form, solver, builder):
-        from clusteropt.models.gadget_matrix import (
+        from clusteropt.models.gadget.matrix import (
             build_gvne_matrix,
             capacity_relaxation,
             certify_extension,
@@ -313,7 +313,7 @@ def _select(problem, form: str, solver: str | None, builder: str, warm=None, opt
         res, x = solve_matrix(lp, options=options, warm=warm)  # raises unless optimal
         chi = lp.values_by_key(x, "chi")
     else:
-        from clusteropt.models.gadget import build_gvne
+        from clusteropt.models.gadget.gvne import build_gvne
 
         if classes or route != "full":
             raise ValueError("select_classes = True and select_route = 'capacity' need the array-built "
@@ -381,7 +381,7 @@ def draw_mappings(decomposition: Decomposition, rng=None) -> dict[int, Mapping]:
     """One randomized embedding: per job (ascending), a uniform ``U``; the first mapping whose
     cumulative weight exceeds ``U``, or nothing (probability ``1 - sum_k varphi_i^k``).
 
-    >>> from clusteropt.algorithms.gadget.allocation import Mapping
+    >>> from clusteropt.decisions.gadget import Mapping
     >>> d = {0: [(0.5, Mapping(0, ((1, 2),), None))], 1: []}
     >>> [sorted(draw_mappings(d, rng=s)) for s in range(3)]  # U = 0.64, 0.51, 0.26
     [[], [], [0]]
@@ -506,7 +506,7 @@ def overload(inst, alloc: SlotAllocation, *, tol: float = 1e-9) -> tuple[int, fl
     """``(violations, max_load_ratio)`` of one slot: the server-resource pairs and links loaded
     beyond capacity (ratio above ``1 + tol``) and the largest load / capacity (0 when idle).
 
-    >>> from clusteropt.instances.gadget import gadget_preset
+    >>> from clusteropt.instances.gadget.instance import gadget_preset
     >>> inst = gadget_preset("tiny", jobs=2, seed=0)
     >>> alloc = SlotAllocation.empty(2, 4)
     >>> alloc.workers[0, 0] = int(inst.cluster.capacity[0, 0]) * 2
@@ -652,7 +652,7 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
 
     ``form``: the G-VNE form of the ring-selection LP; ``embed_form``: the augmented LP's form.
     ``builder``: ``"matrix"`` builds both LPs (tree form, HiGHS) as arrays with
-    :mod:`clusteropt.models.gadget_matrix` (the very same LPs as the Pyomo models; HiGHS gets the
+    :mod:`clusteropt.models.gadget.matrix` (the very same LPs as the Pyomo models; HiGHS gets the
     same input, so the result is the same), ``"pyomo"`` builds the Pyomo models users inspect and
     export, ``"auto"`` (default) the matrix where it applies (tree cluster, HiGHS), else Pyomo.
     ``warm``: ``{"select": WarmHighs, "embed": WarmHighs}`` kept by the caller across an online
@@ -673,7 +673,7 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
 
     ``embed_route="lp"`` solves the augmented LP (line 4) and decomposes its solution
     (lines 5-6); ``"colgen"`` (tree clusters, HiGHS) solves the same LP over the valid mappings by column
-    generation (:func:`clusteropt.models.gadget_colgen.solve_embedding_colgen`), whose optimal weights
+    generation (:func:`clusteropt.models.gadget.colgen.solve_embedding_colgen`), whose optimal weights
     are the decomposition.  Same augmented LP value; where that LP has several optimal
     decompositions the two routes may draw different mappings.  With ``"colgen"`` the info also has
     ``colgen_rounds``, ``colgen_columns``, ``pricing_s`` and ``colgen_bound``; ``builder`` is then
@@ -686,7 +686,7 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
     re-solve starts the simplex from a basis).
 
     ``select_classes``: solve the ring-selection LP over classes of interchangeable servers
-    (:func:`clusteropt.models.gadget_matrix.build_gvne_matrix` with ``classes=True``; the array
+    (:func:`clusteropt.models.gadget.matrix.build_gvne_matrix` with ``classes=True``; the array
     route only): the same LP value, from an optimum that treats the servers of a class alike, so
     Lemma 7 may keep other ring sizes than the full LP's vertex.
 
@@ -710,7 +710,7 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
     the same structure, costs and bounds changed; ``"mapped"``: a new structure started from the
     held basis matched by name; ``"cold"``).
     """
-    from clusteropt.models.gadget_embedding import build_embedding_lp, decompose_embedding
+    from clusteropt.models.gadget.embedding import build_embedding_lp, decompose_embedding
 
     if rounding not in ROUNDINGS:
         raise ValueError(f"rounding = {rounding!r}; expected one of {ROUNDINGS}")
@@ -746,12 +746,12 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
     matrix = use_matrix(problem, embed_form, solver, builder)
     model = lp = colgen = None
     if sel.kappa and embed_route == "colgen":
-        from clusteropt.models.gadget_colgen import solve_embedding_colgen
+        from clusteropt.models.gadget.colgen import solve_embedding_colgen
 
         colgen = solve_embedding_colgen(gaining, sel.kappa, paths=paths)  # raises unless converged
     elif sel.kappa:
         if matrix:
-            from clusteropt.models.gadget_matrix import build_embedding_matrix
+            from clusteropt.models.gadget.matrix import build_embedding_matrix
 
             lp = build_embedding_matrix(gaining, sel.kappa)
         else:
@@ -762,7 +762,7 @@ def lp_rs_mde(problem, *, rng=None, form: str = "auto", embed_form: str = "auto"
         info.update({"colgen_rounds": colgen.rounds, "colgen_columns": colgen.columns,
                      "pricing_s": colgen.pricing_seconds, "colgen_bound": colgen.bound})
     elif lp is not None:
-        from clusteropt.models.gadget_matrix import EmbeddingSolution, solve_matrix
+        from clusteropt.models.gadget.matrix import EmbeddingSolution, solve_matrix
 
         res2, x = solve_matrix(lp, options=EMBED_HIGHS_OPTIONS,  # raises unless optimal
                                warm=None if warm is None else warm["embed"])

@@ -112,7 +112,7 @@ def run_broker_policy(inst, policy: str, *, seed=0, progress=False, epsilon=None
 
 def check_output(inst, data) -> Any:
     """Re-check an ``out.json``'s schedule (:func:`clusteropt.verify.check_broker_schedule`)."""
-    from clusteropt.algorithms.broker.decision import BrokerSchedule
+    from clusteropt.decisions.broker import BrokerSchedule
     from clusteropt.runs import require
     from clusteropt.verify import check_broker_schedule
 

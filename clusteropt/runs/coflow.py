@@ -76,7 +76,7 @@ def run_coflow_policy(inst, policy: str, *, seed=0, progress=False, scheduler=No
 
 def check_output(inst, data) -> Any:
     """Re-check an ``out.json``'s blocks (:func:`clusteropt.verify.check_coflow_schedule`)."""
-    from clusteropt.algorithms.coflow.schedule import CoflowSchedule
+    from clusteropt.decisions.coflow import CoflowSchedule
     from clusteropt.runs import require
     from clusteropt.verify import check_coflow_schedule
 

@@ -137,7 +137,7 @@ def run_gadget_policy(inst, policy: str, *, seed=0, progress=False, slot_solver=
 
 def check_output(inst, data) -> Any:
     """Re-check an ``out.json``'s slots (:func:`clusteropt.verify.check_gadget_schedule`)."""
-    from clusteropt.algorithms.gadget.allocation import GadgetSchedule
+    from clusteropt.decisions.gadget import GadgetSchedule
     from clusteropt.runs import require
     from clusteropt.verify import check_gadget_schedule
 

@@ -59,7 +59,7 @@ def run_realtime_policy(inst, policy: str, *, seed=0, progress=False, frames=Non
     :func:`clusteropt.verify.check_realtime_run`.
     """
     from clusteropt.online import run_online
-    from clusteropt.online.realtime import make_policy
+    from clusteropt.online.realtime.policies import make_policy
     from clusteropt.verify import check_realtime_run
 
     frames = 10_000 if frames is None else frames

@@ -6,8 +6,9 @@ solving files and persistent re-solves.
 True
 """
 
-from clusteropt.solvers.core import THREADS_ENV, backend_of, default_threads, solve, solve_file
+from clusteropt.solvers.core import solve, solve_file
 from clusteropt.solvers.files import write_model
+from clusteropt.solvers.options import THREADS_ENV, backend_of, default_threads
 from clusteropt.solvers.persistent import PersistentSolver
 from clusteropt.solvers.registry import (
     SOLVERS,

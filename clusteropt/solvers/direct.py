@@ -11,7 +11,7 @@ inspects and exports.  Linear models only (LP or MILP); the result is a :class:`
 any other, with ``build_seconds`` the compile and hand-off and ``solve_seconds`` HiGHS's run.
 
 :func:`run_highs` is that hand-off (arrays -> ``Highs.passModel`` -> ``run``), shared with fast paths
-that build a model's matrices themselves (:mod:`clusteropt.models.gadget_matrix`): the same arrays
+that build a model's matrices themselves (:mod:`clusteropt.models.gadget.matrix`): the same arrays
 give HiGHS the same input, whichever route built them.
 """
 

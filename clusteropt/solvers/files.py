@@ -90,7 +90,7 @@ def write_model(model: Any, path: str | Path) -> Path:
     >>> "x(1)" in out.read_text()
     True
     """
-    from clusteropt.solvers.core import backend_of
+    from clusteropt.solvers.options import backend_of
 
     path = Path(path)
     _format_of(path)
@@ -1111,7 +1111,7 @@ def model_values(result: SolveResult, model: Any, path: Path) -> SolveResult:
     """
     from dataclasses import replace
 
-    from clusteropt.solvers.core import backend_of
+    from clusteropt.solvers.options import backend_of
 
     columns = dict(result.values)
     if backend_of(model) == "pyomo":

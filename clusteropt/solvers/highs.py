@@ -16,7 +16,7 @@ of CPU) before every run that asks for a count, and every route of the package a
 :func:`new_highs` (the array routes and the live models), and the registry's ``prepare`` hook of
 HiGHS, which :func:`~clusteropt.solvers.core.native_options` calls before the Pyomo, CVXPY and
 file routes.  A run that asks for no count takes ``$CLUSTEROPT_THREADS``
-(:func:`~clusteropt.solvers.core.default_threads`), which the experiments harness sets to 1 in
+(:func:`~clusteropt.solvers.options.default_threads`), which the experiments harness sets to 1 in
 every cell, so recorded cells run on one thread whatever the version's default; with neither, the
 pool as it stands (HiGHS's own choice on the first run).
 
@@ -74,11 +74,11 @@ def quiet_banner() -> None:
 def ready_threads(threads: int | None) -> int | None:
     """Ready HiGHS's process-wide thread pool for a run with ``threads`` and return the count to set.
 
-    ``None`` becomes :func:`~clusteropt.solvers.core.default_threads` (``$CLUSTEROPT_THREADS``);
+    ``None`` becomes :func:`~clusteropt.solvers.options.default_threads` (``$CLUSTEROPT_THREADS``);
     when a count results, the pool is reset so that the run's count is the pool's (module
     docstring: without it the run is refused whenever an earlier run started another pool).
     """
-    from clusteropt.solvers.core import default_threads
+    from clusteropt.solvers.options import default_threads
 
     quiet_banner()
     if threads is None:

@@ -17,13 +17,12 @@ import logging
 from typing import Any
 
 from clusteropt.solvers.core import (
-    _check_numbers,
-    backend_of,
     check_optimal,
     native_options,
     notices_to_stderr,
     resolve_solver,
 )
+from clusteropt.solvers.options import backend_of, check_numbers
 from clusteropt.solvers.result import SolveResult, UnsuitableSolverError
 
 log = logging.getLogger(__name__)
@@ -79,7 +78,7 @@ class PersistentSolver:
     ):
         self.model = model
         self.backend = backend_of(model)
-        _check_numbers(time_limit, mip_gap, threads)
+        check_numbers(time_limit, mip_gap, threads)
         self.spec, self.problem_class = resolve_solver(model, solver, self.backend)
         if self.backend == "pyomo" and self.spec.route("pyomo").persistent is None:
             from clusteropt.solvers.registry import SOLVERS
@@ -110,7 +109,7 @@ class PersistentSolver:
                 f"unexpected option(s) {sorted(unknown)}; expected {sorted(self.defaults)}"
             )
         opts = {**self.defaults, **overrides}
-        _check_numbers(opts["time_limit"], opts["mip_gap"], opts["threads"])
+        check_numbers(opts["time_limit"], opts["mip_gap"], opts["threads"])
         native = native_options(self.spec, self.backend, **opts)
         with notices_to_stderr(self.spec):
             result = self._solve(native, tee, opts["time_limit"])

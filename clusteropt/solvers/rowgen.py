@@ -293,7 +293,7 @@ def _sense(model) -> str:
 def check_options(*, tol: float, max_rounds: int, time_limit: float | None, purge_after: int | None,
                   max_cuts_per_round: int | None = None) -> None:
     """Refuse bad options of a row-generation loop (:func:`row_generation` and the array loop of
-    :mod:`clusteropt.models.coflow_matrix`) with a message naming the option.
+    :mod:`clusteropt.models.coflow.matrix`) with a message naming the option.
     """
     if not (tol >= 0 and math.isfinite(tol)):
         raise ValueError(f"tol = {tol!r}; expected a finite number >= 0")
@@ -393,7 +393,7 @@ def row_generation(
     References
     ----------
     The loop of coflow.md B8 (paper 001's LP solved with row generation); the separation for
-    its parallel inequalities is :func:`clusteropt.models.coflow.separate_parallel_inequalities`.
+    its parallel inequalities is :func:`clusteropt.models.coflow.open_shop.separate_parallel_inequalities`.
 
     Examples
     --------

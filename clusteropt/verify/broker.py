@@ -1,6 +1,6 @@
 """Independent checker for mlBroker decisions (paper 003, Sec. 3, problem (8), constraints (8a)-(8k)).
 
-A decision is one :class:`~clusteropt.algorithms.broker.decision.BrokerDecision` per slot: ``y,
+A decision is one :class:`~clusteropt.decisions.broker.BrokerDecision` per slot: ``y,
 s, q, g, v, u1, u2, x`` (and optionally ``z``) over all jobs, zero for jobs not in ``I_t``.  The
 checker reads only the instance's data and these arrays; it never calls policy, model or rounding
 code, and recomputes the four costs of Sec. 3.2 itself:
@@ -61,7 +61,7 @@ import numpy as np
 from clusteropt.verify.base import Check, Violation, violations_where
 
 if TYPE_CHECKING:
-    from clusteropt.algorithms.broker.decision import BrokerDecision, BrokerSchedule
+    from clusteropt.decisions.broker import BrokerDecision, BrokerSchedule
     from clusteropt.instances.broker import BrokerInstance
 
 __all__ = ["BrokerCheck", "check_broker_decision", "check_broker_schedule"]
@@ -334,7 +334,7 @@ def check_broker_decision(inst: BrokerInstance, decision: BrokerDecision, t: int
 
     Examples
     --------
-    >>> from clusteropt.algorithms.broker.decision import BrokerDecision
+    >>> from clusteropt.decisions.broker import BrokerDecision
     >>> from clusteropt.instances.broker import BrokerInstance
     >>> inst = BrokerInstance(horizon=1, price_a=[[2.0], [3.0]], price_b=[[1.0], [2.0]], threshold=[[4.0], [4.0]],
     ...                       transfer_cost=[[0, 0.5], [0.5, 0]], arrival=[1], last_slot=[1],
@@ -390,7 +390,7 @@ def check_broker_schedule(inst: BrokerInstance, schedule: BrokerSchedule | Itera
 
     Examples
     --------
-    >>> from clusteropt.algorithms.broker.decision import BrokerDecision, BrokerSchedule
+    >>> from clusteropt.decisions.broker import BrokerDecision, BrokerSchedule
     >>> from clusteropt.instances.broker import BrokerInstance
     >>> inst = BrokerInstance(horizon=2, price_a=[[2.0]], price_b=[[1.0]], threshold=[[4.0]],
     ...                       transfer_cost=[[0.0]], arrival=[1], last_slot=[2], data=[[[30.0], [10.0]]],

@@ -1,6 +1,6 @@
 """Independent checker for coflow schedules (paper 001) and for coflow orderings.
 
-A schedule (:class:`clusteropt.algorithms.coflow.schedule.CoflowSchedule`) is a list of blocks
+A schedule (:class:`clusteropt.decisions.coflow.CoflowSchedule`) is a list of blocks
 ``(start, length, flows)``: each flow ``(coflow, input, output)`` of block b moves one unit in each
 slot ``start[b] .. start[b] + length[b] - 1`` (1-based).  :func:`check_coflow_schedule` reads only
 the schedule's arrays and the instance; it never calls the code that made the schedule.
@@ -31,8 +31,8 @@ import numpy as np
 from clusteropt.verify.base import Check, Violation
 
 if TYPE_CHECKING:
-    from clusteropt.algorithms.coflow.schedule import CoflowSchedule
-    from clusteropt.instances.coflow import CoflowInstance
+    from clusteropt.decisions.coflow import CoflowSchedule
+    from clusteropt.instances.coflow.instance import CoflowInstance
 
 __all__ = ["CoflowCheck", "NotListed", "check_coflow_schedule", "check_order"]
 
@@ -195,8 +195,8 @@ def check_coflow_schedule(
 
     Examples
     --------
-    >>> from clusteropt.instances.coflow import CoflowInstance
-    >>> from clusteropt.algorithms.coflow.schedule import ScheduleBuilder
+    >>> from clusteropt.instances.coflow.instance import CoflowInstance
+    >>> from clusteropt.decisions.coflow import ScheduleBuilder
     >>> inst = CoflowInstance(2, 2, coflow=[0, 0, 1], input=[0, 1, 0], output=[0, 1, 1],
     ...                       units=[3, 1, 2], weight=[1.0, 2.0], release=[0, 0], ids=[10, 20])
     >>> b = ScheduleBuilder()

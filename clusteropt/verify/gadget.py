@@ -1,6 +1,6 @@
 """Independent checker for GADGET schedules (paper 000, Sec. IV, Eqs. (2)-(9)).
 
-A schedule is one :class:`~clusteropt.algorithms.gadget.allocation.SlotAllocation` per slot
+A schedule is one :class:`~clusteropt.decisions.gadget.SlotAllocation` per slot
 ``1 .. K`` (``K <= T``: a partial run is fine): ``workers[i, s] = y_is[t]`` and, per job, its
 ring (servers in ring order, ``paths[k]`` the link indices from ``servers[k]`` to
 ``servers[(k + 1) % m]``).  The checker reads only the instance and these arrays; it never calls
@@ -57,12 +57,12 @@ from typing import TYPE_CHECKING, SupportsFloat
 
 import numpy as np
 
-from clusteropt.algorithms.gadget.allocation import PackedSlots
+from clusteropt.decisions.gadget import PackedSlots
 from clusteropt.verify.base import Check, Violation, violations_where
 
 if TYPE_CHECKING:
-    from clusteropt.algorithms.gadget.allocation import GadgetSchedule, SlotAllocation
-    from clusteropt.instances.gadget import GadgetInstance
+    from clusteropt.decisions.gadget import GadgetSchedule, SlotAllocation
+    from clusteropt.instances.gadget.instance import GadgetInstance
 
 __all__ = ["GadgetCheck", "check_gadget_allocation", "check_gadget_schedule"]
 
@@ -337,8 +337,8 @@ def check_gadget_allocation(inst: GadgetInstance, alloc: SlotAllocation, t: int,
 
     Examples
     --------
-    >>> from clusteropt.algorithms.gadget.allocation import Ring, SlotAllocation
-    >>> from clusteropt.instances.gadget import Cluster, GadgetInstance
+    >>> from clusteropt.decisions.gadget import Ring, SlotAllocation
+    >>> from clusteropt.instances.gadget.instance import Cluster, GadgetInstance
     >>> c = Cluster([[4], [2]], links=[[0, 2], [2, 0], [1, 2], [2, 1]], bandwidth=[10, 10, 10, 10],
     ...             n_switches=1)
     >>> inst = GadgetInstance(c, horizon=2, arrival=[1], max_workers=[4], per_worker=[[1]], limit=[[5]],
@@ -390,8 +390,8 @@ def check_gadget_schedule(inst: GadgetInstance, schedule: GadgetSchedule | Itera
 
     Examples
     --------
-    >>> from clusteropt.algorithms.gadget.allocation import GadgetSchedule, Ring, SlotAllocation
-    >>> from clusteropt.instances.gadget import Cluster, GadgetInstance
+    >>> from clusteropt.decisions.gadget import GadgetSchedule, Ring, SlotAllocation
+    >>> from clusteropt.instances.gadget.instance import Cluster, GadgetInstance
     >>> c = Cluster([[4], [2]], links=[[0, 2], [2, 0], [1, 2], [2, 1]], bandwidth=[10, 10, 10, 10],
     ...             n_switches=1)
     >>> inst = GadgetInstance(c, horizon=3, arrival=[1, 2], max_workers=[3, 2], per_worker=[[1], [1]],

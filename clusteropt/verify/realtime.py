@@ -45,14 +45,14 @@ def _add(out: list[Violation], constraint: str, bad: np.ndarray, limit: int) -> 
 
 
 def check_realtime_run(inst, run, *, max_violations: int = 50) -> RealtimeCheck:
-    """Check a :class:`~clusteropt.online.realtime.RealtimeRun` (or anything with ``jobs``,
+    """Check a :class:`~clusteropt.online.realtime.policies.RealtimeRun` (or anything with ``jobs``,
     ``task_done``, ``decisions``, ``completed``) against ``inst``.
 
     Examples
     --------
     >>> from clusteropt.instances import realtime_preset
     >>> from clusteropt.online import run_online
-    >>> from clusteropt.online.realtime import SqrtGreedy
+    >>> from clusteropt.online.realtime.policies import SqrtGreedy
     >>> inst = realtime_preset("paper")
     >>> run = run_online(SqrtGreedy(), inst, horizon=100, seed=0)
     >>> chk = check_realtime_run(inst, run)

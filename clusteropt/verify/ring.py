@@ -62,7 +62,7 @@ import numpy.typing as npt
 from clusteropt.instances.ring import RingInstance
 from clusteropt.verify.base import Check, Violation
 
-__all__ = ["RingCheck", "box_lp_dual_bound", "check_ring_run", "cut_lagrangian_bound"]
+__all__ = ["RingCheck", "box_lp_dual_bound", "check_ring_run", "cut_lagrangian_bound", "switching_excess"]
 
 _MISSING = object()
 
@@ -401,7 +401,7 @@ def cut_lagrangian_bound(instance: RingInstance, multipliers: npt.ArrayLike, *, 
                          switching: npt.ArrayLike | None = None) -> float:
     """A lower bound on OPT_dyn certified by multipliers of the cut-set LP's window rows (weak duality).
 
-    The cut-set LP (:mod:`clusteropt.models.ring_cut`, ours, not the paper's) relaxes OPT_dyn: on
+    The cut-set LP (:mod:`clusteropt.models.ring.cut`, ours, not the paper's) relaxes OPT_dyn: on
     the run-length compressed requests ``(e_s, w_s)``, ``s = 0..T'-1`` (a run of ``w`` equal
     consecutive edge ids is one request of weight ``w``), ``y[s, e] = 1`` when edge ``e`` is cut
     while request ``s`` is served, every *window* of ``capacity`` consecutive edges
@@ -498,7 +498,7 @@ def cut_lagrangian_bound(instance: RingInstance, multipliers: npt.ArrayLike, *, 
             raise ValueError(f"switching[{s}, {e}] = {float(sw[s, e])!r}; expected a finite number >= 0 "
                              f"({bad.shape[0]} such entries)")
         m = 2 * alpha if instance.servers * cap <= n else alpha
-        sw = sw / np.maximum(1.0, _switching_excess(sw, alpha, m))[:, None]
+        sw = sw / np.maximum(1.0, switching_excess(sw, alpha, m))[:, None]
     init = np.asarray(instance.initial, dtype=np.int64)
     cut0 = init != np.roll(init, -1)
     v0 = np.where(cut0, np.inf, 0.0)  # cheapest cost so far ending uncut / cut, per edge
@@ -508,7 +508,7 @@ def cut_lagrangian_bound(instance: RingInstance, multipliers: npt.ArrayLike, *, 
     return float(lam.sum() + np.minimum(v0, v1).sum())
 
 
-def _switching_excess(sw: np.ndarray, alpha: float, m: float) -> np.ndarray:
+def switching_excess(sw: np.ndarray, alpha: float, m: float) -> np.ndarray:
     """Per row, ``rho = max {w . d : alpha / 2 sum d <= 1, 0 <= d <= 1 / m}`` (fractional knapsack;
     ``inf`` where a positive weight meets ``alpha = 0``, nothing then being paid for a move).
     """
@@ -525,7 +525,7 @@ def _switching_excess(sw: np.ndarray, alpha: float, m: float) -> np.ndarray:
 
 def box_lp_dual_bound(cost: npt.ArrayLike, a, lower: npt.ArrayLike, multipliers: npt.ArrayLike) -> float:
     """A lower bound on ``min c x`` s.t. ``A x >= lower``, ``0 <= x <= 1``, from any row multipliers
-    (weak duality; used to certify the move LP, :mod:`clusteropt.models.ring_move`).
+    (weak duality; used to certify the move LP, :mod:`clusteropt.models.ring.move`).
 
     For ``lambda >= 0`` (negative entries, and those of rows with ``lower = -inf``, are set to 0)
     and every feasible ``x``: ``c x >= c x - lambda (A x - lower) = lambda . lower + (c - A^T

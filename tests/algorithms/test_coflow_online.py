@@ -14,8 +14,8 @@ import pytest
 from clusteropt.algorithms.coflow.online import ONLINE_POLICIES, online_greedy_schedule
 from clusteropt.algorithms.coflow.pipeline import coflow_order
 from clusteropt.algorithms.coflow.schedulers import greedy_schedule
-from clusteropt.instances.coflow import CoflowInstance
-from clusteropt.instances.coflow_random import random_coflows
+from clusteropt.instances.coflow.generate import random_coflows
+from clusteropt.instances.coflow.instance import CoflowInstance
 from clusteropt.verify import check_coflow_schedule
 
 FAST = [p for p in ONLINE_POLICIES if p != "lp-order"]

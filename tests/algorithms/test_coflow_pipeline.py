@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from clusteropt.algorithms.coflow.pipeline import POLICIES, run_coflow
-from clusteropt.algorithms.coflow.schedule import CoflowSchedule
 from clusteropt.cli import main
 from clusteropt.data import sample_path
+from clusteropt.decisions.coflow import CoflowSchedule
 from clusteropt.instances import ConcurrentOpenShopInstance, load_instance, random_coflows
 from clusteropt.verify import check_coflow_schedule
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from clusteropt.algorithms.gadget.allocation import Ring, SlotAllocation
 from clusteropt.algorithms.gadget.placement import Residual, place_ring
-from clusteropt.instances.gadget import Cluster, GadgetInstance, fat_tree_cluster, k_ary_fat_tree
+from clusteropt.decisions.gadget import Ring, SlotAllocation
+from clusteropt.instances.gadget.instance import Cluster, GadgetInstance, fat_tree_cluster, k_ary_fat_tree
 from clusteropt.verify.gadget import check_gadget_allocation
 
 
@@ -187,7 +187,7 @@ def test_greedy_placements_pass_the_verifier(topology):
 def test_a_job_without_resource_use_fits_on_one_server():
     from clusteropt.algorithms.gadget.placement import Residual as _Residual
     from clusteropt.algorithms.gadget.placement import place_ring as _place_ring
-    from clusteropt.instances.gadget import fat_tree_cluster as _fat_tree
+    from clusteropt.instances.gadget.instance import fat_tree_cluster as _fat_tree
 
     got = _place_ring(_Residual.full(_fat_tree(4, n_racks=2, gpus=(2,), seed=0)), 2, [0.0], 0.0)
     assert got is not None and sum(got[0].values()) == 2 and got[1] is None

@@ -12,15 +12,15 @@ import dataclasses
 import numpy as np
 import pytest
 
-from clusteropt.algorithms.gadget.allocation import Ring, SlotAllocation
 from clusteropt.algorithms.gadget.quotient import (
     check_bandwidths,
     fat_tree_groups,
     lift_allocation,
     quotient_tree,
 )
-from clusteropt.instances.gadget import Cluster, fat_tree_cluster, k_ary_fat_tree, random_gadget
-from clusteropt.models.gadget import allocation_from_solution, build_gvne, slot_problem
+from clusteropt.decisions.gadget import Ring, SlotAllocation
+from clusteropt.instances.gadget.instance import Cluster, fat_tree_cluster, k_ary_fat_tree, random_gadget
+from clusteropt.models.gadget.gvne import allocation_from_solution, build_gvne, slot_problem
 from clusteropt.online import run_online
 from clusteropt.online.gadget import Gadget
 from clusteropt.solvers import solve

@@ -8,7 +8,7 @@ from scipy.optimize import minimize
 
 from clusteropt.algorithms.ring.dynamic import DynamicRing
 from clusteropt.algorithms.ring.mts import MTS_CLASSES, WorkFunctionLine, chase, make_line_mts
-from clusteropt.algorithms.ring.mts_hst import EntropicHSTLine, hst_line_opt
+from clusteropt.algorithms.ring.mts.hst import EntropicHSTLine, hst_line_opt
 from clusteropt.algorithms.ring.offline import line_mts_opt
 
 #: documented bound of the measured ratio E[cost] / OPT_line (O(log^2 N)): c * (log2 N + 1)^2

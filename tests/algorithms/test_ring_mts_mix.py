@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 from clusteropt.algorithms.ring.dynamic import DynamicRing
 from clusteropt.algorithms.ring.mts import MTS_CLASSES, WorkFunctionLine, chase, make_line_mts
-from clusteropt.algorithms.ring.mts_hst import EntropicHSTLine
-from clusteropt.algorithms.ring.mts_mix import DEFAULT_EXPERTS, DEFAULT_RATE, CombinedLine
+from clusteropt.algorithms.ring.mts.hst import EntropicHSTLine
+from clusteropt.algorithms.ring.mts.mix import DEFAULT_EXPERTS, DEFAULT_RATE, CombinedLine
 from clusteropt.algorithms.ring.offline import line_mts_opt
 from clusteropt.instances.ring import random_ring
 from clusteropt.online.ring import make_policy, run_ring

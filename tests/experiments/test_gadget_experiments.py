@@ -63,8 +63,8 @@ def test_quick_utility_settings(tmp_path):
 
 def test_pooled_bound_lies_between_the_ddljs_lp_relaxation_and_the_alone_bound():
     # a relaxation of DDLJS's LP relaxation: above it (so above every schedule), below the alone bound
-    from clusteropt.instances.gadget import gadget_preset
-    from clusteropt.models.gadget_offline import build_ddljs
+    from clusteropt.instances.gadget.instance import gadget_preset
+    from clusteropt.models.gadget.ddljs import build_ddljs
     from clusteropt.solvers import solve
 
     for utility, seed in (("sqrt", 0), ("log", 1), ("sigmoid", 2), ("sqrt", 3)):
@@ -83,7 +83,7 @@ def test_pooled_bound_lies_between_the_ddljs_lp_relaxation_and_the_alone_bound()
 def test_pooled_bound_of_issue_19():
     # the instance issue 19 measured (paper preset, 100 jobs, seed 11, sqrt): GADGET's greedy
     # reached 1,246,190, LAS 1,190,006, DRF 1,077,914, FIFO 954,362; the alone bound is 1,307,301
-    from clusteropt.instances.gadget import gadget_preset
+    from clusteropt.instances.gadget.instance import gadget_preset
 
     inst = gadget_preset("paper", jobs=100, seed=11, utility="sqrt")
     pooled = gx.pooled_bound(inst)["pooled_bound"]
@@ -92,7 +92,7 @@ def test_pooled_bound_of_issue_19():
 
 
 def test_loaded_sigmoid():
-    from clusteropt.instances.gadget import gadget_preset
+    from clusteropt.instances.gadget.instance import gadget_preset
 
     inst = gadget_preset("paper", jobs=30, seed=5)
     a, b = gx.loaded_sigmoid(inst, 7), gx.loaded_sigmoid(inst, 7)
@@ -147,7 +147,7 @@ def test_quick_slot_ratio_paper_scale(tmp_path):
 
 
 def test_quick_competitive(tmp_path):
-    pytest.importorskip("clusteropt.models.gadget_offline")  # the offline DDLJS optimum
+    pytest.importorskip("clusteropt.models.gadget.ddljs")  # the offline DDLJS optimum
     table = _quick(tmp_path, "gadget-competitive")
     assert table.opt_optimal.astype(bool).all()
     ok = table[~table.degenerate.astype(bool)]
@@ -161,7 +161,7 @@ def test_quick_competitive(tmp_path):
 def test_degenerate_sigmoid_instance_has_no_ratio():
     # every sigmoid job of this tiny instance stays far below its inflection: utilities ~1e-20,
     # under the MILP solver's tolerances, so its "optimum" is not divided by
-    pytest.importorskip("clusteropt.models.gadget_offline")
+    pytest.importorskip("clusteropt.models.gadget.ddljs")
     params = {"n_jobs": 8, "horizon": 4, "utility": "sigmoid", "opt_time_limit": 60.0}
     out = gx.run_competitive_cell(params, 1, "gadget")
     assert out["degenerate"] and out["ratio"] is None and out["above_bound"] is None
@@ -169,7 +169,7 @@ def test_degenerate_sigmoid_instance_has_no_ratio():
 
 
 def test_scale_cluster():
-    from clusteropt.instances.gadget import fat_tree_cluster
+    from clusteropt.instances.gadget.instance import fat_tree_cluster
 
     c = fat_tree_cluster(50, seed=3)
     for units in (0.25, 1.0, 3.0):
@@ -185,7 +185,7 @@ def test_scale_cluster():
 
 
 def test_a_schedule_failing_verification_raises(monkeypatch):
-    from clusteropt.algorithms.gadget.allocation import SlotAllocation
+    from clusteropt.decisions.gadget import SlotAllocation
 
     class Overbook:
         name = "overbook"

@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from clusteropt.instances.coflow_trace import TraceError
-from clusteropt.instances.gadget_trace import read_alibaba_jobs, read_alibaba_nodes
+from clusteropt.instances.coflow.trace import TraceError
+from clusteropt.instances.gadget.trace import read_alibaba_jobs, read_alibaba_nodes
 from clusteropt.online import run_online
 from clusteropt.online.gadget import make_policy
 from clusteropt.verify import check_gadget_schedule
@@ -91,7 +91,7 @@ def test_fat_tree_topology(tmp_path):
 
 
 def test_fat_tree_with_given_servers_refuses_bad_capacities():
-    from clusteropt.instances.gadget import k_ary_fat_tree
+    from clusteropt.instances.gadget.instance import k_ary_fat_tree
 
     with pytest.raises(ValueError, match=r"capacity has 17 servers; a 4-ary fat-tree has 1 \.\. 16 host ports"):
         k_ary_fat_tree(4, capacity=np.ones((17, 1)))

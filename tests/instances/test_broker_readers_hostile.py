@@ -1,6 +1,6 @@
 """The mlBroker price and transfer-cost CSV readers on hostile files (issue 18, item 5).
 
-Each bad file gives one :class:`~clusteropt.instances.coflow_trace.TraceError` whose message starts
+Each bad file gives one :class:`~clusteropt.instances.readers.TraceError` whose message starts
 with ``<file>:<line>:``, never a ``MemoryError``, ``ValueError`` from numpy, ``_csv.Error`` or
 ``UnicodeDecodeError``.  (The readers' ordinary checks are in ``test_broker.py``; the random
 mutations in ``test_fuzz_readers.py``.)
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from clusteropt.instances.broker import MAX_DCS, read_prices_csv, read_transfer_costs_csv
-from clusteropt.instances.coflow_trace import TraceError
+from clusteropt.instances.coflow.trace import TraceError
 
 HEAD = "dc,resource,a,b,threshold\n"
 PRICES = HEAD + "0,gpu,3,2,4\n0,cpu,1,0.5,10\n1,gpu,4,3,2\n1,cpu,2,1,6\n"

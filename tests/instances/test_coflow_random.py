@@ -1,4 +1,4 @@
-"""Synthetic trace-like coflow workloads (clusteropt.instances.coflow_random.random_coflows)."""
+"""Synthetic trace-like coflow workloads (clusteropt.instances.coflow.generate.random_coflows)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from itertools import pairwise
 import numpy as np
 import pytest
 
-from clusteropt.instances.coflow import CoflowInstance
-from clusteropt.instances.coflow_random import random_coflows
+from clusteropt.instances.coflow.generate import random_coflows
+from clusteropt.instances.coflow.instance import CoflowInstance
 
 
 def side_widths(inst: CoflowInstance) -> tuple[np.ndarray, np.ndarray]:

@@ -1,4 +1,4 @@
-"""Coflow-benchmark reader (clusteropt.instances.coflow_trace).
+"""Coflow-benchmark reader (clusteropt.instances.coflow.trace).
 
 ``clusteropt/data/coflow/small_benchmark.txt`` (6 ports, 5 coflows), hand-computed with the default
 ``unit_mb = 1`` and ``slot_ms = 1000``:
@@ -22,11 +22,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import clusteropt.instances.coflow  # noqa: F401  (registers the coflow kind for load_instance)
+import clusteropt.instances.coflow.instance  # noqa: F401  (registers the coflow kind for load_instance)
 from clusteropt.data import sample_path
 from clusteropt.instances.base import InstanceError, load_instance
-from clusteropt.instances.coflow import CoflowInstance
-from clusteropt.instances.coflow_trace import TraceError, read_coflow_benchmark
+from clusteropt.instances.coflow.instance import CoflowInstance
+from clusteropt.instances.coflow.trace import TraceError, read_coflow_benchmark
 
 SMALL = sample_path("coflow/small_benchmark.txt")
 GOOD_LINES = SMALL.read_text().splitlines()
@@ -103,7 +103,7 @@ def test_duplicate_ports_are_summed(tmp_path, caplog):
     path = tmp_path / "dup.txt"
     # mapper 0 listed twice (M = 3), reducer 1 listed twice: d[0, .] = 2 * 6 / 3, d[1, .] = 6 / 3
     path.write_text("2 1\n5 0 3 0 0 1 3 1:3.0 1:3.0 0:6.0\n")
-    with caplog.at_level(logging.WARNING, logger="clusteropt.instances.coflow_trace"):
+    with caplog.at_level(logging.WARNING, logger="clusteropt.instances.coflow.trace"):
         inst = read_coflow_benchmark(path)
     assert flows(inst) == [(0, 0, 0, 4), (0, 0, 1, 4), (0, 1, 0, 2), (0, 1, 1, 2)]
     assert f"{path}:2:" in caplog.text and "summed" in caplog.text
@@ -115,7 +115,7 @@ def test_duplicate_ports_are_summed(tmp_path, caplog):
 def test_weights_blank_lines_and_info_log(tmp_path, caplog):
     path = tmp_path / "w.txt"
     path.write_text("\n".join(GOOD_LINES[:3]) + "\n\n   \n" + "\n".join(GOOD_LINES[3:]) + "\n\n")
-    with caplog.at_level(logging.INFO, logger="clusteropt.instances.coflow_trace"):
+    with caplog.at_level(logging.INFO, logger="clusteropt.instances.coflow.trace"):
         inst = read_coflow_benchmark(path, weights=[1, 2, 3, 4, 5])
     assert inst.weight.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0]
     assert inst == read_coflow_benchmark(SMALL, weights=np.arange(1.0, 6.0))
@@ -325,7 +325,7 @@ def test_subnormal_unit_mb_is_refused_up_front():
 
 
 def test_flow_count_is_bounded(tmp_path, monkeypatch):
-    import clusteropt.instances.coflow_trace as coflow_trace
+    import clusteropt.instances.coflow.trace as coflow_trace
 
     monkeypatch.setattr(coflow_trace, "MAX_FLOWS", 16)  # 10**7 flows would take too long to write here
     path = tmp_path / "flows.txt"

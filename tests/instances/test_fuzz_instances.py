@@ -48,7 +48,7 @@ from clusteropt.instances import (
     realtime_preset,
 )
 from clusteropt.instances.base import as_number_array, check_int
-from clusteropt.instances.gadget import Cluster, GadgetInstance, fat_tree_cluster, gadget_preset
+from clusteropt.instances.gadget.instance import Cluster, GadgetInstance, fat_tree_cluster, gadget_preset
 
 HORIZON = "expected a slot count in 1 .. 1000000 (MAX_HORIZON: a run visits every slot)"
 

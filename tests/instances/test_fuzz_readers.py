@@ -6,7 +6,7 @@ at a byte, random bytes (often invalid UTF-8) inserted, a byte-order mark added,
 or dropped; up to three mutations at once.  The contract, for any content:
 
 * either the reader returns a valid instance (table, matrix) of its type,
-* or it raises one :class:`~clusteropt.instances.coflow_trace.TraceError` whose message starts
+* or it raises one :class:`~clusteropt.instances.readers.TraceError` whose message starts
   with ``<file>:<line>:``, is one line, and is not huge;
 
 never another exception type (``MemoryError``, ``OverflowError``, ``UnicodeDecodeError``,
@@ -30,10 +30,10 @@ from hypothesis import strategies as st
 
 from clusteropt.data import sample_path
 from clusteropt.instances.broker import BrokerPrices, read_prices_csv, read_transfer_costs_csv
-from clusteropt.instances.coflow import CoflowInstance
-from clusteropt.instances.coflow_trace import TraceError, read_coflow_benchmark
-from clusteropt.instances.gadget import GadgetInstance, fat_tree_cluster
-from clusteropt.instances.gadget_trace import read_alibaba_jobs, read_philly_jobs
+from clusteropt.instances.coflow.instance import CoflowInstance
+from clusteropt.instances.coflow.trace import TraceError, read_coflow_benchmark
+from clusteropt.instances.gadget.instance import GadgetInstance, fat_tree_cluster
+from clusteropt.instances.gadget.trace import read_alibaba_jobs, read_philly_jobs
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 CLUSTER = fat_tree_cluster(6, n_racks=2, seed=0)

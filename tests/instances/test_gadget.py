@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from clusteropt.instances import InstanceError, load_instance
-from clusteropt.instances.gadget import (
+from clusteropt.instances.gadget.instance import (
     PRESETS,
     UTILITIES,
     Cluster,
@@ -393,8 +393,8 @@ def test_presets():
 
 
 def test_iteration_time_needs_positive_speeds_and_presets_a_positive_horizon():
-    from clusteropt.instances.gadget import gadget_preset as _preset
-    from clusteropt.instances.gadget import iterations_per_slot as _ips
+    from clusteropt.instances.gadget.instance import gadget_preset as _preset
+    from clusteropt.instances.gadget.instance import iterations_per_slot as _ips
 
     with pytest.raises(ValueError, match="bandwidth"):
         _ips(1e6, 2, 0.0, 1e9, 0.001, 32, 0.05, 0.0)

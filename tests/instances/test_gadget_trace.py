@@ -1,4 +1,4 @@
-"""GPU job trace readers (clusteropt.instances.gadget_trace).
+"""GPU job trace readers (clusteropt.instances.gadget.trace).
 
 ``tests/data/philly_sample.csv`` (slot 60 s), hand-computed; sorted by timestamp, ties in file order:
 
@@ -42,9 +42,9 @@ import pytest
 from clusteropt.instances import read_alibaba_jobs as exported_alibaba
 from clusteropt.instances import read_philly_jobs as exported_philly
 from clusteropt.instances.base import load_instance
-from clusteropt.instances.coflow_trace import TraceError
-from clusteropt.instances.gadget import Cluster, GadgetInstance, _draw_job_params, fat_tree_cluster
-from clusteropt.instances.gadget_trace import read_alibaba_jobs, read_philly_jobs
+from clusteropt.instances.coflow.trace import TraceError
+from clusteropt.instances.gadget.instance import Cluster, GadgetInstance, _draw_job_params, fat_tree_cluster
+from clusteropt.instances.gadget.trace import read_alibaba_jobs, read_philly_jobs
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 PHILLY = DATA / "philly_sample.csv"
@@ -96,7 +96,7 @@ def test_philly_sample_arrivals_workers_budgets():
 
 
 def test_alibaba_sample_arrivals_workers_budgets(caplog):
-    with caplog.at_level(logging.INFO, logger="clusteropt.instances.gadget_trace"):
+    with caplog.at_level(logging.INFO, logger="clusteropt.instances.gadget.trace"):
         inst = read_alibaba_jobs(ALIBABA, seed=0)
     assert inst.arrival.tolist() == [1, 2, 2, 2, 4, 12, 16]
     assert inst.max_workers.tolist() == [1, 8, 2, 2, 1, 1, 4]
@@ -198,7 +198,7 @@ def test_max_jobs_keeps_the_earliest():
 
 
 def test_horizon_drops_later_jobs(caplog):
-    with caplog.at_level(logging.INFO, logger="clusteropt.instances.gadget_trace"):
+    with caplog.at_level(logging.INFO, logger="clusteropt.instances.gadget.trace"):
         inst = read_philly_jobs(PHILLY, cluster=small_cluster(), horizon=6, seed=0)
     assert inst.horizon == 6
     assert inst.arrival.tolist() == [1, 1, 2, 3, 6, 6]
@@ -255,7 +255,7 @@ def test_blank_lines_and_whole_float_gpus(tmp_path):
 def test_cpu_only_pods(tmp_path, caplog):
     path = alibaba(tmp_path, [pod(creation="0", num_gpu="0", gpu_milli="0"), pod(creation="120"),
                               pod(creation="180", num_gpu="0", gpu_milli="0")])
-    with caplog.at_level(logging.INFO, logger="clusteropt.instances.gadget_trace"):
+    with caplog.at_level(logging.INFO, logger="clusteropt.instances.gadget.trace"):
         inst = read_alibaba_jobs(path, cluster=small_cluster(), seed=0)
     assert inst.n_jobs == 1
     assert inst.arrival.tolist() == [1]  # t0 is the first GPU pod
@@ -379,7 +379,7 @@ def test_outlier_timestamp_needs_an_explicit_horizon(tmp_path, caplog):
                              r"slot_seconds = 60\.0 after the earliest timestamp 0\.0 \(line 2\)",
                     read_philly_jobs)
     assert "pass horizon=" in str(err)
-    with caplog.at_level(logging.INFO, logger="clusteropt.instances.gadget_trace"):
+    with caplog.at_level(logging.INFO, logger="clusteropt.instances.gadget.trace"):
         inst = read_philly_jobs(path, cluster=small_cluster(), horizon=10, seed=0)
     assert inst.horizon == 10 and inst.arrival.tolist() == [1, 3]
     assert "dropped 1 jobs arriving after the horizon T = 10" in caplog.text

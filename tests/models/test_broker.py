@@ -17,16 +17,10 @@ import pytest
 from clusteropt.cli import main
 from clusteropt.instances.broker import BrokerInstance, broker_preset
 from clusteropt.models import get_model
-from clusteropt.models.broker import (
-    broker_lp_bound,
-    broker_offline_optimum,
-    build_broker_milp,
-    build_broker_regularized,
-    decision_from_regularized,
-    decisions_from_solution,
-    price_bound,
-    schedule_from_solution,
-)
+from clusteropt.models.broker.inputs import price_bound
+from clusteropt.models.broker.milp import build_broker_milp, decisions_from_solution, schedule_from_solution
+from clusteropt.models.broker.optimum import broker_lp_bound, broker_offline_optimum
+from clusteropt.models.broker.regularized import build_broker_regularized, decision_from_regularized
 from clusteropt.solvers import solve
 from clusteropt.verify import check_broker_schedule
 
@@ -627,7 +621,7 @@ def test_cli_build_and_export_milp(tiny_file, tmp_path, capsys):
 
 
 def test_one_price_form_default_everywhere(tiny_file, tmp_path, capsys):
-    from clusteropt.models.broker import DEFAULT_PRICE_FORM
+    from clusteropt.models.broker.inputs import DEFAULT_PRICE_FORM
     from clusteropt.online.broker import make_policy
 
     inst = broker_preset("tiny", seed=0)

@@ -14,18 +14,14 @@ import pytest
 from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
 
 from clusteropt.instances.broker import broker_preset
-from clusteropt.models.broker import (
-    broker_lp_bound,
-    broker_offline_optimum,
-    build_broker_milp,
-    decisions_from_solution,
-)
-from clusteropt.models.broker_matrix import (
+from clusteropt.models.broker.matrix import (
     build_broker_arrays,
     decisions_from_arrays,
     schedule_from_arrays,
     solve_broker_arrays,
 )
+from clusteropt.models.broker.milp import build_broker_milp, decisions_from_solution
+from clusteropt.models.broker.optimum import broker_lp_bound, broker_offline_optimum
 from clusteropt.solvers.direct import solve_highs_direct
 from clusteropt.verify import check_broker_schedule
 

@@ -21,14 +21,14 @@ import numpy as np
 import pyomo.environ as pyo
 import pytest
 
-from clusteropt.instances.coflow import CoflowInstance, ConcurrentOpenShopInstance
-from clusteropt.models.coflow import (
+from clusteropt.instances.coflow.instance import CoflowInstance, ConcurrentOpenShopInstance
+from clusteropt.models.coflow.bound import cos_lower_bound
+from clusteropt.models.coflow.open_shop import (
     CosData,
     build_coflow_milp,
     build_cos_lp,
     build_cos_milp,
     cos_data,
-    cos_lower_bound,
     parallel_cut_rows,
     parallel_rhs,
     separate_parallel_inequalities,

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from clusteropt.instances import ConcurrentOpenShopInstance, random_coflows
-from clusteropt.models.coflow import build_coflow_milp, build_cos_milp, cos_lower_bound
+from clusteropt.models.coflow.bound import cos_lower_bound
+from clusteropt.models.coflow.open_shop import build_coflow_milp, build_cos_milp
 from clusteropt.solvers import solve
 
 

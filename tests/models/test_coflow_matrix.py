@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
 
-from clusteropt.models.coflow import build_cos_lp, cos_data, cos_lower_bound, separate_parallel_inequalities
-from clusteropt.models.coflow_matrix import cos_lower_bound_matrix, cos_start_rows
+from clusteropt.models.coflow.bound import cos_lower_bound
+from clusteropt.models.coflow.matrix import cos_lower_bound_matrix, cos_start_rows
+from clusteropt.models.coflow.open_shop import build_cos_lp, cos_data, separate_parallel_inequalities
 from tests.models.test_coflow import random_coflow, random_cos, trace_sized_cos, violated_subsets
 
 REL = 1e-7

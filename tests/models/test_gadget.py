@@ -8,8 +8,8 @@ import itertools
 import numpy as np
 import pytest
 
-from clusteropt.instances.gadget import fat_tree_cluster, gadget_preset, k_ary_fat_tree, random_gadget
-from clusteropt.models.gadget import (
+from clusteropt.instances.gadget.instance import fat_tree_cluster, gadget_preset, k_ary_fat_tree, random_gadget
+from clusteropt.models.gadget.gvne import (
     allocation_from_solution,
     build_gvne,
     slot_problem,
@@ -170,7 +170,7 @@ def test_gvne_forms_equal_the_one_slot_offline_optimum(make, seed):
     at slot 1 with nothing earlier equal DDLJS over one slot (sqrt: mu(0) = 0), which
     tests/models/test_gadget_offline.py checks against brute force.
     """
-    from clusteropt.models.gadget_offline import ddljs_optimum
+    from clusteropt.models.gadget.ddljs import ddljs_optimum
     from tests.models import test_gadget_offline as off
 
     cluster = getattr(off, make)()

@@ -16,9 +16,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from clusteropt.instances.gadget import Cluster, fat_tree_cluster, random_gadget
-from clusteropt.models.gadget import slot_problem
-from clusteropt.models.gadget_matrix import (
+from clusteropt.instances.gadget.instance import Cluster, fat_tree_cluster, random_gadget
+from clusteropt.models.gadget.gvne import slot_problem
+from clusteropt.models.gadget.matrix import (
     build_gvne_matrix,
     capacity_relaxation,
     certify_extension,

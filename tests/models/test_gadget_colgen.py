@@ -1,4 +1,4 @@
-"""Alg. 2 lines 4-6 of paper 000 by column generation (:mod:`clusteropt.models.gadget_colgen`).
+"""Alg. 2 lines 4-6 of paper 000 by column generation (:mod:`clusteropt.models.gadget.colgen`).
 
 Bars: the pricing DP finds the cheapest placement, checked against brute force over every placement
 on small trees (random prices, servers with their own children included); column generation reaches
@@ -16,11 +16,11 @@ import itertools
 import numpy as np
 import pytest
 
-from clusteropt.instances.gadget import Cluster, fat_tree_cluster, gadget_preset, random_gadget
-from clusteropt.models.gadget import slot_problem, tree_layout
-from clusteropt.models.gadget_colgen import price_placements, solve_embedding_colgen
-from clusteropt.models.gadget_embedding import server_fit
-from clusteropt.models.gadget_matrix import build_embedding_matrix, solve_matrix
+from clusteropt.instances.gadget.instance import Cluster, fat_tree_cluster, gadget_preset, random_gadget
+from clusteropt.models.gadget.colgen import price_placements, solve_embedding_colgen
+from clusteropt.models.gadget.gvne import slot_problem, tree_layout
+from clusteropt.models.gadget.matrix import build_embedding_matrix, solve_matrix
+from clusteropt.models.gadget.trees import server_fit
 from clusteropt.online import run_online
 from clusteropt.online.gadget import make_policy
 from clusteropt.rounding.gadget import lp_rs_mde, positive_gain, select_rings
@@ -93,7 +93,7 @@ def test_pricing_matches_brute_force(seed):
 
 
 def test_min_plus_matches_the_definition():
-    from clusteropt.models.gadget_colgen import _min_plus
+    from clusteropt.models.gadget.colgen import _min_plus
 
     rng = np.random.default_rng(7)
     K = 9
@@ -189,7 +189,7 @@ def test_errors():
         solve_embedding_colgen(p, kappa, max_rounds=0)
     with pytest.raises(ValueError, match="master = 'ipm'; expected one of"):
         solve_embedding_colgen(p, kappa, master="ipm")
-    from clusteropt.instances.gadget import k_ary_fat_tree
+    from clusteropt.instances.gadget.instance import k_ary_fat_tree
 
     inst = random_gadget(3, cluster=k_ary_fat_tree(4, seed=0), horizon=3, seed=0)
     q = slot_problem(inst, inst.horizon)

@@ -14,8 +14,8 @@ import numpy as np
 import pyomo.environ as pyo
 import pytest
 
-from clusteropt.algorithms.gadget.allocation import Mapping, Ring, SlotAllocation
-from clusteropt.instances.gadget import (
+from clusteropt.decisions.gadget import Mapping, Ring, SlotAllocation
+from clusteropt.instances.gadget.instance import (
     Cluster,
     GadgetInstance,
     fat_tree_cluster,
@@ -23,8 +23,9 @@ from clusteropt.instances.gadget import (
     k_ary_fat_tree,
     random_gadget,
 )
-from clusteropt.models.gadget import build_gvne, slot_problem, tree_layout
-from clusteropt.models.gadget_embedding import build_embedding_lp, check_kappa, decompose_embedding, server_fit
+from clusteropt.models.gadget.embedding import build_embedding_lp, decompose_embedding
+from clusteropt.models.gadget.gvne import build_gvne, slot_problem, tree_layout
+from clusteropt.models.gadget.trees import check_kappa, server_fit
 from clusteropt.solvers import solve
 from clusteropt.verify import check_gadget_allocation
 

@@ -6,10 +6,10 @@ import numpy as np
 import pyomo.environ as pyo
 import pytest
 
-from clusteropt.algorithms.gadget.allocation import Mapping, Ring
-from clusteropt.instances.gadget import Cluster, k_ary_fat_tree, random_gadget
-from clusteropt.models.gadget import build_gvne, slot_problem
-from clusteropt.models.gadget_extended import build_extended_lp, decompose_extended
+from clusteropt.decisions.gadget import Mapping, Ring
+from clusteropt.instances.gadget.instance import Cluster, k_ary_fat_tree, random_gadget
+from clusteropt.models.gadget.extended import build_extended_lp, decompose_extended
+from clusteropt.models.gadget.gvne import build_gvne, slot_problem
 from clusteropt.solvers import solve
 
 

@@ -19,10 +19,16 @@ import numpy as np
 import pytest
 from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
 
-from clusteropt.instances.gadget import Cluster, GadgetInstance, fat_tree_cluster, gadget_preset, random_gadget
-from clusteropt.models.gadget import allocation_from_solution, build_gvne, slot_problem
-from clusteropt.models.gadget_embedding import build_embedding_lp, decompose_embedding
-from clusteropt.models.gadget_matrix import (
+from clusteropt.instances.gadget.instance import (
+    Cluster,
+    GadgetInstance,
+    fat_tree_cluster,
+    gadget_preset,
+    random_gadget,
+)
+from clusteropt.models.gadget.embedding import build_embedding_lp, decompose_embedding
+from clusteropt.models.gadget.gvne import allocation_from_solution, build_gvne, slot_problem
+from clusteropt.models.gadget.matrix import (
     EmbeddingSolution,
     allocation_from_matrix,
     build_embedding_matrix,
@@ -334,7 +340,7 @@ def test_builder_choice_and_errors():
         lp_rs_mde(tree, rng=0, form="flow", builder="matrix")
     with pytest.raises(ValueError, match="builder"):
         lp_rs_mde(tree, rng=0, builder="cvxpy")
-    from clusteropt.instances.gadget import k_ary_fat_tree
+    from clusteropt.instances.gadget.instance import k_ary_fat_tree
 
     inst = random_gadget(3, cluster=k_ary_fat_tree(4, gpus=(1, 2), seed=0), workers=(2, 3), horizon=2,
                          arrivals="zero", seed=1, utility="sqrt")

@@ -10,10 +10,10 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from clusteropt.algorithms.gadget.allocation import GadgetSchedule, Ring, SlotAllocation
-from clusteropt.instances.gadget import Cluster, GadgetInstance, gadget_preset, k_ary_fat_tree
-from clusteropt.models.gadget import worker_bound
-from clusteropt.models.gadget_offline import build_ddljs, ddljs_optimum, schedule_from_solution
+from clusteropt.decisions.gadget import GadgetSchedule, Ring, SlotAllocation
+from clusteropt.instances.gadget.instance import Cluster, GadgetInstance, gadget_preset, k_ary_fat_tree
+from clusteropt.models.gadget.ddljs import build_ddljs, ddljs_optimum, schedule_from_solution
+from clusteropt.models.gadget.gvne import worker_bound
 from clusteropt.models.registry import MODELS
 from clusteropt.online.driver import run_online
 from clusteropt.online.gadget import make_policy

@@ -25,7 +25,7 @@ from clusteropt.algorithms.ring.offline import (
 )
 from clusteropt.instances.ring import RingInstance, random_ring
 from clusteropt.models import get_model
-from clusteropt.models.ring import (
+from clusteropt.models.ring.offline import (
     build_ring_dynamic_opt,
     build_ring_static_opt,
     contiguous_arcs_cost,

@@ -1,4 +1,4 @@
-"""The cut-set LP (``clusteropt.models.ring_cut``) and its certificate (``verify.ring.cut_lagrangian_bound``):
+"""The cut-set LP (``clusteropt.models.ring.cut``) and its certificate (``verify.ring.cut_lagrangian_bound``):
 the Pyomo model and the arrays are the same LP (with and without the min-move rows), the certified bound never
 exceeds OPT_dyn whatever the multipliers and switching weights, and the LP's 0/1 version is the DP over cut sets
 with the change cost it charges."""
@@ -15,13 +15,13 @@ from hypothesis import strategies as st
 
 from clusteropt.algorithms.ring.offline import (
     _cut_dp,
-    _min_move,
     compress_requests,
     dynamic_cut_bound,
     dynamic_opt_value,
+    min_move_cost,
 )
 from clusteropt.instances.ring import RingInstance, random_ring
-from clusteropt.models.ring_cut import _Sweep, build_ring_cut_lp, cut_lp_arrays, dynamic_cut_lp_bound
+from clusteropt.models.ring.cut import _Sweep, build_ring_cut_lp, cut_lp_arrays, dynamic_cut_lp_bound
 from clusteropt.solvers import solve
 from clusteropt.solvers.direct import run_highs
 from clusteropt.solvers.result import NotOptimalError
@@ -36,7 +36,7 @@ PATTERNS = ["uniform", "hotspot", "moving-hotspot", "zipf", "phases"]
 def _arrays_optimum(inst: RingInstance, cap: int, min_move: bool) -> float:
     edges, weights, _ = compress_requests(inst.requests)
     init = np.asarray(inst.initial)
-    m = _min_move(inst.n, inst.servers, cap, float(inst.alpha)) if min_move else 0.0
+    m = min_move_cost(inst.n, inst.servers, cap, float(inst.alpha)) if min_move else 0.0
     cost, a, lower, upper = cut_lp_arrays(inst.n, cap, edges, weights, float(inst.alpha),
                                           (init != np.roll(init, -1)).astype(float), m)
     h, _, _ = run_highs(cost, np.zeros(cost.size), upper, a, lower, np.full(lower.size, np.inf), maximize=False)
@@ -138,7 +138,7 @@ def test_the_lp_with_binary_cuts_is_the_cut_set_dp_with_its_change_cost(pattern,
     init = np.asarray(inst.initial)
     dp = _cut_dp(n, cap, init != np.roll(init, -1), np.asarray(inst.requests), 0.5, ring=True, servers=servers)
     assert binary[False] == pytest.approx(dp, abs=TOL)
-    mm = _min_move(n, servers, cap, 1.0)
+    mm = min_move_cost(n, servers, cap, 1.0)
     assert binary[True] == pytest.approx(_cut_bound_bruteforce(inst, cap, None, mm), rel=2e-4)  # MIP gap 1e-4
     assert binary[False] - TOL <= dynamic_cut_bound(inst, cap) <= binary[True] + TOL
 

@@ -20,8 +20,8 @@ from clusteropt.algorithms.ring.offline import (
     schedule_cost,
 )
 from clusteropt.instances.ring import RingInstance, random_ring
-from clusteropt.models.ring_cut import build_ring_cut_lp
-from clusteropt.models.ring_move import (
+from clusteropt.models.ring.cut import build_ring_cut_lp
+from clusteropt.models.ring.move import (
     build_ring_move_lp,
     dynamic_move_lp_bound,
     move_lp_arrays,

@@ -7,11 +7,11 @@ import pytest
 
 from clusteropt.instances import ConcurrentOpenShopInstance, random_coflows
 from clusteropt.instances.broker import broker_preset
-from clusteropt.instances.gadget import gadget_preset
+from clusteropt.instances.gadget.instance import gadget_preset
 from clusteropt.models import get_model
-from clusteropt.models.broker import build_broker_milp
-from clusteropt.models.coflow import build_coflow_milp, build_cos_milp
-from clusteropt.models.gadget_offline import build_ddljs
+from clusteropt.models.broker.milp import build_broker_milp
+from clusteropt.models.coflow.open_shop import build_coflow_milp, build_cos_milp
+from clusteropt.models.gadget.ddljs import build_ddljs
 from clusteropt.models.size import ENV_MAX_VARIABLES, ModelTooLargeError, check_model_size, max_variables
 
 
@@ -85,7 +85,7 @@ def test_the_limit_can_be_lifted_and_bad_settings_are_named(monkeypatch):
 
 def test_realtime_frames_beyond_memory_are_refused_before_drawing():
     from clusteropt.instances.realtime import random_realtime
-    from clusteropt.online.realtime import MAX_FRAME_CELLS, RealtimeEnvironment
+    from clusteropt.online.realtime.policies import MAX_FRAME_CELLS, RealtimeEnvironment
 
     inst = random_realtime(2, 2, seed=0)
     with pytest.raises(ValueError, match=r"frames = 100000000; expected at most 25,000,000"):

@@ -12,9 +12,10 @@ import numpy as np
 import pyomo.environ as pyo
 import pytest
 
-from clusteropt.algorithms.broker.decision import BrokerDecision, BrokerSchedule
+from clusteropt.decisions.broker import BrokerDecision, BrokerSchedule
 from clusteropt.instances.broker import BrokerInstance, broker_preset
-from clusteropt.models.broker import broker_lp_bound, broker_offline_optimum, build_broker_milp
+from clusteropt.models.broker.milp import build_broker_milp
+from clusteropt.models.broker.optimum import broker_lp_bound, broker_offline_optimum
 from clusteropt.online import run_online
 from clusteropt.online.broker import (
     CLARABEL_RETRIES,
@@ -403,7 +404,7 @@ def test_paper_rounding_variant_runs_and_matches_the_package_when_no_repair_fire
 
 
 def test_paper_rounding_variant_stops_where_a_job_is_left_short(monkeypatch):
-    from clusteropt.rounding.broker import RoundingShortError
+    from clusteropt.rounding.broker.placement import RoundingShortError
 
     inst = broker_preset("tiny", seed=1)
     real = AFractional.solve_slot

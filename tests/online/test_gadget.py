@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from clusteropt.algorithms.gadget.allocation import GadgetSchedule, SlotAllocation
 from clusteropt.algorithms.gadget.greedy import future_density, greedy_slot
-from clusteropt.instances.gadget import fat_tree_cluster, gadget_preset, random_gadget
-from clusteropt.models.gadget import build_gvne, slot_problem
+from clusteropt.decisions.gadget import GadgetSchedule, SlotAllocation
+from clusteropt.instances.gadget.instance import fat_tree_cluster, gadget_preset, random_gadget
+from clusteropt.models.gadget.gvne import build_gvne, slot_problem
 from clusteropt.online.driver import run_online
 from clusteropt.online.gadget import EXACT_MIP_GAP, EXACT_TIME_LIMIT, POLICIES, GadgetEnvironment, make_policy
 from clusteropt.solvers import solve
@@ -50,7 +50,7 @@ def test_exact_slot_is_optimal_for_problem_10_and_greedy_is_not_better():
 
 
 def test_greedy_fill_keeps_an_optimum_and_only_adds():
-    from clusteropt.models.gadget import allocation_from_solution
+    from clusteropt.models.gadget.gvne import allocation_from_solution
 
     inst = gadget_preset("small", jobs=12, seed=3, horizon=6)
     p = slot_problem(inst, inst.horizon)
@@ -121,9 +121,9 @@ def test_run_online_finds_the_gadget_environment_in_a_fresh_interpreter():
     import sys
 
     script = (
-        "from clusteropt.instances.gadget import gadget_preset\n"
+        "from clusteropt.instances.gadget.instance import gadget_preset\n"
         "from clusteropt.online import run_online\n"
-        "from clusteropt.algorithms.gadget.allocation import SlotAllocation\n"
+        "from clusteropt.decisions.gadget import SlotAllocation\n"
         "class Idle:\n"
         "    name = 'idle'\n"
         "    def reset(self, instance, rng=None):\n"
@@ -146,7 +146,7 @@ def _blocking_instance():
     never fits.  Job 1 (b = 0) gains more from 2 workers than from 1.  A greedy that let job 0
     take a zero-gain 2-worker ring on server 0 first would leave job 1 only server 1.
     """
-    from clusteropt.instances.gadget import Cluster, GadgetInstance
+    from clusteropt.instances.gadget.instance import Cluster, GadgetInstance
 
     cl = Cluster([[2.0], [1.0]], links=[[0, 2], [2, 0], [1, 2], [2, 1]], bandwidth=[1.0] * 4, n_switches=1)
     return GadgetInstance(cl, horizon=2, arrival=[1, 1], max_workers=[3, 2], per_worker=[[1.0], [1.0]],

@@ -8,14 +8,14 @@ import pytest
 from clusteropt.algorithms.realtime import max_weight_packing, packing_value
 from clusteropt.instances import random_realtime, realtime_preset
 from clusteropt.online import run_online
-from clusteropt.online.realtime import (
+from clusteropt.online.realtime.policies import (
     POLICIES,
     MaxWeight,
     RealtimeEnvironment,
     SqrtGreedy,
     make_policy,
 )
-from clusteropt.online.regions import estimate_theta, exact_region, quadrant_directions, region_fraction
+from clusteropt.online.realtime.regions import estimate_theta, exact_region, quadrant_directions, region_fraction
 from clusteropt.verify import check_realtime_run
 
 
@@ -93,7 +93,7 @@ def test_ilp_routes_make_the_same_run():
 
 
 def test_auto_uses_the_ilp_above_the_search_limit(monkeypatch):
-    import clusteropt.online.realtime as rt
+    import clusteropt.online.realtime.policies as rt
 
     monkeypatch.setattr(rt, "SEARCH_MAX_JOBS", 0)
     policy = MaxWeight()

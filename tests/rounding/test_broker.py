@@ -28,7 +28,7 @@ from clusteropt.rounding import (
     round2_y,
     sample_ps,
 )
-from clusteropt.rounding.broker import _solve_q
+from clusteropt.rounding.broker.placement import _solve_q
 from clusteropt.solvers import NotOptimalError
 from clusteropt.verify.broker import check_broker_decision
 
@@ -121,7 +121,7 @@ def test_broken_input_gets_the_feasibility_fix(caplog):
     t = 4
     y_frac, s_frac = fractional_input(inst, t, np.random.default_rng(0), slack=(0.0, 0.0))
     y_frac *= 0.5  # breaks the relaxed (8a)/(8b): half the capacity
-    with caplog.at_level(logging.WARNING, logger="clusteropt.rounding.broker"):
+    with caplog.at_level(logging.WARNING, logger="clusteropt.rounding.broker.placement"):
         d, info = a_round(inst, t, y_frac, s_frac, rng=1, return_info=True)
     assert check_broker_decision(inst, d, t).ok
     assert info.input_short == inst.active(t).size
@@ -415,7 +415,7 @@ def test_a_failing_lp_raises():
 
 
 def test_paper_variant_refuses_what_the_package_repairs():
-    from clusteropt.rounding.broker import RoundingShortError
+    from clusteropt.rounding.broker.placement import RoundingShortError
 
     inst = _two_dc_instance(data=[[[20.000005, 0.0]]])  # the snapping edge: N = 3, the candidates give 2
     with pytest.raises(RoundingShortError, match=r"job 0 with 2 workers; \(8a\)/\(8b\) need N_i\(t\) = 3"):

@@ -1,4 +1,4 @@
-"""The cost-aware integral step (``clusteropt.rounding.broker_slot``) and the ``mlbroker-plus`` policy.
+"""The cost-aware integral step (``clusteropt.rounding.broker.slot_milp``) and the ``mlbroker-plus`` policy.
 
 Properties: every decision passes the independent checker; in every slot the kept decision costs no
 more than A_round's from the same state and the same draws; at gap 0 it costs exactly the slot's
@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 from clusteropt.instances.broker import broker_preset
-from clusteropt.models.broker import build_broker_milp
+from clusteropt.models.broker.milp import build_broker_milp
 from clusteropt.online import run_online
 from clusteropt.online.broker import decision_cost, make_policy, trace_json
-from clusteropt.rounding.broker import a_round
-from clusteropt.rounding.broker_slot import DEFAULT_SLOT_GAP, slot_milp_round
+from clusteropt.rounding.broker.placement import a_round
+from clusteropt.rounding.broker.slot_milp import DEFAULT_SLOT_GAP, slot_milp_round
 from clusteropt.solvers import solve
 from clusteropt.verify.broker import check_broker_decision, check_broker_schedule
 from tests.rounding.test_broker import fractional_input

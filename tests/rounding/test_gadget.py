@@ -15,10 +15,10 @@ import numpy as np
 import pyomo.environ as pyo
 import pytest
 
-from clusteropt.algorithms.gadget.allocation import Mapping, Ring, SlotAllocation
-from clusteropt.instances.gadget import fat_tree_cluster, gadget_preset, random_gadget
-from clusteropt.models.gadget import build_gvne, slot_problem, worker_bound
-from clusteropt.models.gadget_embedding import build_embedding_lp, decompose_embedding
+from clusteropt.decisions.gadget import Mapping, Ring, SlotAllocation
+from clusteropt.instances.gadget.instance import fat_tree_cluster, gadget_preset, random_gadget
+from clusteropt.models.gadget.embedding import build_embedding_lp, decompose_embedding
+from clusteropt.models.gadget.gvne import build_gvne, slot_problem, worker_bound
 from clusteropt.rounding.gadget import (
     PaperRounding,
     draw_mappings,

@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from clusteropt.experiments.gadget import GADGET_POLICIES, make_gadget_policy
-from clusteropt.instances.gadget import fat_tree_cluster, gadget_preset, k_ary_fat_tree, random_gadget
-from clusteropt.models.gadget import slot_problem
-from clusteropt.models.gadget_colgen import solve_embedding_colgen
-from clusteropt.models.gadget_matrix import build_embedding_matrix, solve_matrix
+from clusteropt.instances.gadget.instance import fat_tree_cluster, gadget_preset, k_ary_fat_tree, random_gadget
+from clusteropt.models.gadget.colgen import solve_embedding_colgen
+from clusteropt.models.gadget.gvne import slot_problem
+from clusteropt.models.gadget.matrix import build_embedding_matrix, solve_matrix
 from clusteropt.online import run_online
 from clusteropt.online.gadget import Gadget, make_policy
 from clusteropt.rounding.gadget import (

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pyomo.environ as pyo
 import pytest
 
-from clusteropt.instances.gadget import gadget_preset
-from clusteropt.models.gadget import build_gvne, slot_problem
+from clusteropt.instances.gadget.instance import gadget_preset
+from clusteropt.models.gadget.gvne import build_gvne, slot_problem
 from clusteropt.solvers import NotOptimalError, Termination, solve
 from clusteropt.solvers.direct import solve_highs_direct
 

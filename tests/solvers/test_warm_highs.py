@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from clusteropt.instances.gadget import gadget_preset
-from clusteropt.models.gadget import slot_problem
-from clusteropt.models.gadget_matrix import build_embedding_matrix, build_gvne_matrix, solve_matrix
+from clusteropt.instances.gadget.instance import gadget_preset
+from clusteropt.models.gadget.gvne import slot_problem
+from clusteropt.models.gadget.matrix import build_embedding_matrix, build_gvne_matrix, solve_matrix
 from clusteropt.online import run_online
 from clusteropt.online.gadget import Gadget
 from clusteropt.rounding.gadget import EMBED_HIGHS_OPTIONS, SELECT_HIGHS_OPTIONS, positive_gain, select_rings

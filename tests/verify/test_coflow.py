@@ -16,8 +16,8 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from clusteropt.algorithms.coflow.schedule import CoflowSchedule
-from clusteropt.instances.coflow import CoflowInstance
+from clusteropt.decisions.coflow import CoflowSchedule
+from clusteropt.instances.coflow.instance import CoflowInstance
 from clusteropt.verify.base import Violation
 from clusteropt.verify.coflow import CoflowCheck, NotListed, _previous_max_end, check_coflow_schedule, check_order
 

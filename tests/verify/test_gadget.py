@@ -20,8 +20,8 @@ import math
 import numpy as np
 import pytest
 
-from clusteropt.algorithms.gadget.allocation import GadgetSchedule, PackedSlots, Ring, SlotAllocation
-from clusteropt.instances.gadget import Cluster, GadgetInstance, fat_tree_cluster
+from clusteropt.decisions.gadget import GadgetSchedule, PackedSlots, Ring, SlotAllocation
+from clusteropt.instances.gadget.instance import Cluster, GadgetInstance, fat_tree_cluster
 from clusteropt.verify import GadgetCheck, check_gadget_allocation, check_gadget_schedule
 
 # Servers 0, 1 under rack switch 4; servers 2, 3 under rack switch 5; core switch 6.

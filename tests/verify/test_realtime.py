@@ -9,7 +9,7 @@ import pytest
 
 from clusteropt.instances import RealtimeInstance, realtime_preset
 from clusteropt.online import run_online
-from clusteropt.online.realtime import SqrtGreedy
+from clusteropt.online.realtime.policies import SqrtGreedy
 from clusteropt.verify import check_realtime_run
 
 

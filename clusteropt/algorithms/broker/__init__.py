@@ -1,5 +1,9 @@
-"""mlBroker (paper 003): the per-slot decision and schedule types."""
+"""mlBroker (paper 003): no solver-free algorithm of its own.
 
-from clusteropt.algorithms.broker.decision import BrokerDecision, BrokerSchedule
+Its decision types live in :mod:`clusteropt.decisions.broker` (re-exported here; the old module
+path ``clusteropt.algorithms.broker.decision`` still imports).
+"""
+
+from clusteropt.decisions.broker import BrokerDecision, BrokerSchedule
 
 __all__ = ["BrokerDecision", "BrokerSchedule"]

@@ -36,7 +36,7 @@ Per policy, on the residual instance (``L``: remaining units per coflow and port
 ``smallest-first`` / ``largest-first``
     By remaining total units (smallest first: shortest remaining processing time).
 ``lp-order``
-    The concurrent-open-shop LP (:func:`clusteropt.models.coflow.cos_lower_bound`) of the residual
+    The concurrent-open-shop LP (:func:`clusteropt.models.coflow.bound.cos_lower_bound`) of the residual
     instance, solved at every re-plan slot: slow on large inputs (use ``epoch``).
 
 References
@@ -54,9 +54,9 @@ import logging
 import numpy as np
 
 from clusteropt.algorithms.coflow.orderings import primal_dual_order, sebf_order, size_order
-from clusteropt.algorithms.coflow.schedule import CoflowSchedule
 from clusteropt.algorithms.coflow.schedulers import _Busy, _common_free, _merge_blocks
-from clusteropt.instances.coflow import CoflowInstance
+from clusteropt.decisions.coflow import CoflowSchedule
+from clusteropt.instances.coflow.instance import CoflowInstance
 
 __all__ = ["ONLINE_POLICIES", "OnlineSchedule", "online_greedy_schedule", "residual_order"]
 
@@ -115,7 +115,7 @@ def residual_order(inst: CoflowInstance, policy: str, present: np.ndarray, remai
     elif policy in ("smallest-first", "largest-first"):
         local_order = size_order(loads[:, : inst.n_inputs].sum(axis=1), largest_first=policy == "largest-first")
     elif policy == "lp-order":
-        from clusteropt.models.coflow import cos_lower_bound
+        from clusteropt.models.coflow.bound import cos_lower_bound
 
         sub = CoflowInstance(inst.n_inputs, inst.n_outputs, coflow=local[keep], input=inst.input[keep],
                              output=inst.output[keep], units=units, weight=weight,

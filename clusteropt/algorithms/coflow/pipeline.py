@@ -23,9 +23,9 @@ from clusteropt.algorithms.coflow.orderings import (
     sincronia_order,
     size_order,
 )
-from clusteropt.algorithms.coflow.schedule import CoflowSchedule
 from clusteropt.algorithms.coflow.schedulers import SCHEDULERS
-from clusteropt.instances.coflow import CoflowInstance, ConcurrentOpenShopInstance
+from clusteropt.decisions.coflow import CoflowSchedule
+from clusteropt.instances.coflow.instance import CoflowInstance, ConcurrentOpenShopInstance
 from clusteropt.progress import Progress
 
 __all__ = ["POLICIES", "CoflowRun", "coflow_order", "run_coflow"]
@@ -160,7 +160,7 @@ def coflow_order(inst: CoflowInstance, policy: str, *, kappa: float = 0.5, lp_co
     """The order of ``policy`` (one of :data:`POLICIES`) for ``inst``.
 
     ``lp-order`` needs ``lp_completion`` (the LP's ``C*``, from
-    :func:`clusteropt.models.coflow.cos_lower_bound`).
+    :func:`clusteropt.models.coflow.bound.cos_lower_bound`).
     """
     loads = inst.loads()
     if policy == "primal-dual":
@@ -247,7 +247,7 @@ def run_coflow(
     stages = 3 + (bound is None and report_bound)
     with Progress(f"coflow {policy}", stages, "stage", enabled=progress) as bar:
         if bound is None and report_bound:
-            from clusteropt.models.coflow import cos_lower_bound
+            from clusteropt.models.coflow.bound import cos_lower_bound
 
             t0 = time.perf_counter()
             value, completion_lp, rowgen = cos_lower_bound(inst, solver=solver, progress=progress)
@@ -301,7 +301,7 @@ def _run_params(policy: str, scheduler: str, *, kappa: float, solver: str, onlin
     """
     import inspect
 
-    from clusteropt.models.coflow import cos_lower_bound
+    from clusteropt.models.coflow.bound import cos_lower_bound
 
     out: dict[str, Any] = {"policy": policy, "scheduler": scheduler, "online": bool(online),
                            "epoch": None if epoch is None else int(epoch)}

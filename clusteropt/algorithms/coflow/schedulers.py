@@ -39,7 +39,7 @@
     idle while a flow with units left waits for its late slots (rate pacing, as in Varys, without
     its backfilling, which would not change any coflow's completion).
 
-All return a :class:`~clusteropt.algorithms.coflow.schedule.CoflowSchedule`; check it with
+All return a :class:`~clusteropt.decisions.coflow.CoflowSchedule`; check it with
 :func:`clusteropt.verify.check_coflow_schedule`.
 """
 
@@ -53,8 +53,8 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
-from clusteropt.algorithms.coflow.schedule import CoflowSchedule, ScheduleBuilder
-from clusteropt.instances.coflow import CoflowInstance
+from clusteropt.decisions.coflow import CoflowSchedule, ScheduleBuilder
+from clusteropt.instances.coflow.instance import CoflowInstance
 
 __all__ = ["SCHEDULERS", "decompose_into_matchings", "greedy_schedule", "madd_schedule", "paper_schedule"]
 

@@ -2,7 +2,7 @@
 
 :func:`greedy_slot` solves one slot's problem (10) greedily with :func:`place_ring`, or, given a
 ``start`` allocation (an ILP optimum, a rounded LP embedding), hands the capacity it leaves idle
-to the jobs it did not place.  The slot's data is a :class:`clusteropt.models.gadget.SlotProblem`
+to the jobs it did not place.  The slot's data is a :class:`clusteropt.models.gadget.gvne.SlotProblem`
 (only its attributes are read, so this module needs no solver).
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from clusteropt.algorithms.gadget.allocation import SlotAllocation
 from clusteropt.algorithms.gadget.placement import Residual, place_ring
-from clusteropt.instances.gadget import GadgetInstance, utility_value
+from clusteropt.decisions.gadget import SlotAllocation
+from clusteropt.instances.gadget.instance import GadgetInstance, utility_value
 
 __all__ = ["future_density", "greedy_slot", "place_job"]
 

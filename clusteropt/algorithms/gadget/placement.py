@@ -21,8 +21,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from clusteropt.algorithms.gadget.allocation import Ring
-from clusteropt.instances.gadget import Cluster
+from clusteropt.decisions.gadget import Ring
+from clusteropt.instances.gadget.instance import Cluster
 
 __all__ = ["Residual", "place_ring"]
 
@@ -77,7 +77,7 @@ def place_ring(res: Residual, k: int, per_worker, bandwidth: float, *, tol: floa
 
     Examples
     --------
-    >>> from clusteropt.instances.gadget import fat_tree_cluster
+    >>> from clusteropt.instances.gadget.instance import fat_tree_cluster
     >>> res = Residual.full(fat_tree_cluster(4, n_racks=2, gpus=(2,), seed=0))
     >>> workers, ring = place_ring(res, 3, [1.0], 1.0)
     >>> sum(workers.values()), len(ring.servers)

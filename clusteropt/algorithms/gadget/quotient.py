@@ -1,10 +1,10 @@
 """A fat-tree as a tree: GADGET's tree routes on a k-ary fat-tree, and the lift of their rings back.
 
-The tree form of the per-slot model (:mod:`clusteropt.models.gadget`), its array builder and the
-column generation of Alg. 2 (:mod:`clusteropt.models.gadget_colgen`) need a tree: one path between two
-servers. A k-ary fat-tree (:func:`clusteropt.instances.gadget.k_ary_fat_tree`, Al-Fares et al. 2008)
+The tree form of the per-slot model (:mod:`clusteropt.models.gadget.gvne`), its array builder and the
+column generation of Alg. 2 (:mod:`clusteropt.models.gadget.colgen`) need a tree: one path between two
+servers. A k-ary fat-tree (:func:`clusteropt.instances.gadget.instance.k_ary_fat_tree`, Al-Fares et al. 2008)
 has ``(k/2)^2`` shortest paths between pods, and the general-topology LP
-(:mod:`clusteropt.models.gadget_extended`) has ``kappa |S| |E|`` arc variables per job, servers times
+(:mod:`clusteropt.models.gadget.extended`) has ``kappa |S| |E|`` arc variables per job, servers times
 links (``benchmarks/gadget_fattree`` sets the two side by side). This module puts the tree routes on a
 fat-tree.
 
@@ -46,7 +46,7 @@ fat-tree; the tests check it there.
 
 Examples
 --------
->>> from clusteropt.instances.gadget import k_ary_fat_tree
+>>> from clusteropt.instances.gadget.instance import k_ary_fat_tree
 >>> fat = k_ary_fat_tree(4, seed=0)
 >>> q = quotient_tree(fat, fat_tree_groups(fat))
 >>> q.tree.n_servers, q.tree.n_switches, q.tree.is_tree(), q.uniform
@@ -62,8 +62,8 @@ import logging
 
 import numpy as np
 
-from clusteropt.algorithms.gadget.allocation import Ring, SlotAllocation
-from clusteropt.instances.gadget import Cluster
+from clusteropt.decisions.gadget import Ring, SlotAllocation
+from clusteropt.instances.gadget.instance import Cluster
 
 __all__ = ["LiftResult", "QuotientTree", "check_bandwidths", "fat_tree_groups", "lift_allocation", "quotient_tree"]
 
@@ -105,7 +105,7 @@ def fat_tree_groups(cluster: Cluster) -> np.ndarray:
     groups ``S, S+1, ..`` in order of their smallest node.  Raises ``ValueError`` naming the node
     when a server has other than one neighbour or a server is linked to a server.
 
-    >>> from clusteropt.instances.gadget import k_ary_fat_tree
+    >>> from clusteropt.instances.gadget.instance import k_ary_fat_tree
     >>> g = fat_tree_groups(k_ary_fat_tree(4, seed=0))
     >>> g[16:24].tolist(), g[24:32].tolist(), g[32:].tolist()   # edge, aggregation, core switches
     ([16, 17, 18, 19, 20, 21, 22, 23], [24, 24, 25, 25, 26, 26, 27, 27], [28, 28, 28, 28])
@@ -189,7 +189,7 @@ def check_bandwidths(q: QuotientTree, bandwidth) -> None:
     """Raise ``ValueError`` naming the first job whose ``b_i`` exceeds a member link of a merged
     link (module docstring: the quotient would admit a ring edge that no member can carry).
 
-    >>> from clusteropt.instances.gadget import k_ary_fat_tree
+    >>> from clusteropt.instances.gadget.instance import k_ary_fat_tree
     >>> fat = k_ary_fat_tree(4, fabric_bw=50, seed=0)
     >>> check_bandwidths(quotient_tree(fat, fat_tree_groups(fat)), [40, 60])  # doctest: +ELLIPSIS
     Traceback (most recent call last):

@@ -6,7 +6,7 @@ and
 ``I_j = edges s + jL .. s + (j+1)L - 1`` (mod ``n``), ``j = 0..m-1``: consecutive intervals share
 one vertex, the last one wraps round and may overlap ``I_0`` on up to ``L - 1`` edges, every
 edge lies in at most two intervals.  Each interval keeps one *cut edge* ``c_j`` inside it, chosen
-by its own line MTS whose states are the interval's edges (:mod:`~clusteropt.algorithms.ring.mts`):
+by its own line MTS whose states are the interval's edges (:mod:`~clusteropt.algorithms.ring.mts.line`):
 a request on edge ``e`` is fed as a unit "hit" on ``e`` to the MTS of every interval containing
 ``e`` and the interval's cut moves to the state the MTS returns.  The processes between
 consecutive cuts form a slice; slice ``j`` goes to server ``perm[j]``.
@@ -33,16 +33,16 @@ chain gives ``E[ALG] <= c_MTS(L) * O(W*) + C`` and ``W* = O(log n) OPT`` (Lemmas
 i.e. ``E[ALG] <= c_MTS(L) * O(log n) * OPT + C``, where ``c_MTS(L)`` is the competitive ratio of
 the line MTS on ``L`` states in the "pay, then move" order used here (constants and the
 ``eps``-dependence of Lemma 3.4 are reconstructed, tag [I]).  With ``mts="wfa"``
-(:class:`~clusteropt.algorithms.ring.mts.WorkFunctionLine`, ``c_MTS <= 2(2L - 1)``) that is
+(:class:`~clusteropt.algorithms.ring.mts.line.WorkFunctionLine`, ``c_MTS <= 2(2L - 1)``) that is
 ``O(L log n) = O(k log n)`` with augmentation ``2 + eps``.
 With ``mts="hst"`` (the default: the paper's black box,
-:class:`~clusteropt.algorithms.ring.mts_hst.EntropicHSTLine`, ``c_MTS = O(log^2 L)`` in expectation
+:class:`~clusteropt.algorithms.ring.mts.hst.EntropicHSTLine`, ``c_MTS = O(log^2 L)`` in expectation
 under the assumptions stated there) the chain gives the ``O(log^3 n)`` of Theorem 2.1 with
 augmentation ``2 + eps``.  With ``mts="soft"`` the MTS is the heuristic
-:class:`~clusteropt.algorithms.ring.mts.SoftWorkFunctionLine`, which has no proven ratio, so no
+:class:`~clusteropt.algorithms.ring.mts.line.SoftWorkFunctionLine`, which has no proven ratio, so no
 competitive bound is claimed for it; it is kept because it migrates much less on random demand
 (``benchmarks/results/experiments/ring-*``).  With ``mts="mix"`` (ours,
-:class:`~clusteropt.algorithms.ring.mts_mix.CombinedLine`) each interval runs the HST MTS and the
+:class:`~clusteropt.algorithms.ring.mts.mix.CombinedLine`) each interval runs the HST MTS and the
 work function algorithm side by side and follows one of them by exponential weights with lazy
 switching; its expected cost is at most a constant factor (at most 13 at the default ``rate``)
 times the smaller of theirs plus a constant independent of the sequence, so it keeps the HST MTS's
@@ -97,9 +97,9 @@ class DynamicRing:
     mts : {"hst", "soft", "wfa", "mix"}
         The line MTS run in each interval: ``"hst"`` the paper's randomized black box (random
         2-HST + entropic mirror descent), ``"soft"``
-        :class:`~clusteropt.algorithms.ring.mts.SoftWorkFunctionLine` (heuristic, no proven
+        :class:`~clusteropt.algorithms.ring.mts.line.SoftWorkFunctionLine` (heuristic, no proven
         ratio), ``"wfa"`` the deterministic work function algorithm (``2(2L - 1)``-competitive in
-        this setting), ``"mix"`` :class:`~clusteropt.algorithms.ring.mts_mix.CombinedLine` (ours:
+        this setting), ``"mix"`` :class:`~clusteropt.algorithms.ring.mts.mix.CombinedLine` (ours:
         runs ``"hst"`` and ``"wfa"`` side by side and follows one of them by exponential weights
         of their costs).  See the module docstring for what that makes of Theorem 2.1.
     epsilon : float
@@ -110,7 +110,7 @@ class DynamicRing:
         Temperature of the soft MTS (tag [?]); default ``L``.  Only with ``"soft"``.
     rate : float, optional
         Learning-rate scale of the combined MTS, ``eta = rate / (L - 1)`` (ours; default
-        :data:`~clusteropt.algorithms.ring.mts_mix.DEFAULT_RATE`).  Only with ``"mix"``.
+        :data:`~clusteropt.algorithms.ring.mts.mix.DEFAULT_RATE`).  Only with ``"mix"``.
     cut_start : {"initial", "center"}
         Start state of each interval's MTS (tag [?]; only the additive constant depends on it):
         ``"initial"`` = the cut edge of the initial assignment inside the interval nearest its
@@ -169,7 +169,7 @@ class DynamicRing:
         params = {"mts": self.mts, "epsilon": float(self.epsilon),
                   "theta": None if self.theta is None else float(self.theta), "cut_start": self.cut_start}
         if self.mts == "mix":
-            from clusteropt.algorithms.ring.mts_mix import DEFAULT_RATE
+            from clusteropt.algorithms.ring.mts.mix import DEFAULT_RATE
 
             params["rate"] = float(DEFAULT_RATE if self.rate is None else self.rate)
         return params
@@ -190,7 +190,7 @@ class DynamicRing:
             if self.mts != "mix":
                 raise ValueError(f"rate = {rate!r} is a parameter of mts='mix' (policy dynamic-mix), "
                                  f"not of mts={self.mts!r}")
-            from clusteropt.algorithms.ring.mts_mix import check_rate
+            from clusteropt.algorithms.ring.mts.mix import check_rate
 
             check_rate(rate)
         return eps

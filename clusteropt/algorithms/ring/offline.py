@@ -1,6 +1,6 @@
 """Paper 004 (Räcke, Schmid, Zabrodin): exact offline optima without a solver, for tiny instances.
 
-These are the oracles the solver models (:mod:`clusteropt.models.ring`) and the online
+These are the oracles the solver models (:mod:`clusteropt.models.ring.offline`) and the online
 algorithms are tested against (docs/algorithms/ring-partitioning.md A3, A5).
 
 Ring partitioning (Sec. 1, Thm 2.1 / 2.2 comparators)
@@ -8,7 +8,7 @@ Ring partitioning (Sec. 1, Thm 2.1 / 2.2 comparators)
     :func:`feasible_labellings` lists them all (``n = 8``, ``l = 2``, capacity 4: 70 of them).
 
     :func:`dynamic_opt_dp` is value iteration over labellings.  Timing (the same as
-    :func:`clusteropt.models.ring.build_ring_dynamic_opt`): before (compressed) request ``t`` the
+    :func:`clusteropt.models.ring.offline.build_ring_dynamic_opt`): before (compressed) request ``t`` the
     algorithm may migrate, paying ``alpha`` per process that changes server (the Hamming distance
     of the two labellings), then serves request ``t`` under the new labelling::
 
@@ -43,7 +43,7 @@ A lower bound on OPT_dyn at any size (ours; the paper has none)
     are the edge sets whose consecutive cuts are at most ``capacity`` apart.  ``2^n`` states
     instead of ``l^n``, so it reaches ``n = 16`` on 4 servers, where the DP over labellings cannot.
     An LP over the same cut sets (fractional cut statuses, the same two move charges), certified
-    through its Lagrangian, runs at any ``n`` (:func:`clusteropt.models.ring_cut.dynamic_cut_lp_bound`;
+    through its Lagrangian, runs at any ``n`` (:func:`clusteropt.models.ring.cut.dynamic_cut_lp_bound`;
     it and this DP are not ordered by construction).  All are lower bounds: take the largest.
 
 An upper bound on OPT_dyn at any size (ours)
@@ -95,6 +95,7 @@ __all__ = [
     "line_hitting_static_opt",
     "line_mts_opt",
     "migrations_from_placements",
+    "min_move_cost",
     "schedule_cost",
     "static_opt_bruteforce",
 ]
@@ -180,7 +181,7 @@ def feasible_labellings(n: int, servers: int, capacity: int | None = None, *,
     count = _count_labellings(n, servers, cap)
     if count > max_count:
         raise ValueError(f"{count} labellings of n = {n} processes on {servers} servers (capacity {cap}); "
-                         f"more than max_count = {max_count}: use the MILP (clusteropt.models.ring)")
+                         f"more than max_count = {max_count}: use the MILP (clusteropt.models.ring.offline)")
     # grow prefixes position by position; every prefix with loads <= cap extends to a full
     # labelling (servers * cap >= n), so no intermediate array is larger than the result
     rows = np.zeros((1, 0), dtype=np.int64)
@@ -366,7 +367,7 @@ def dynamic_opt_dp(instance, capacity: int | None = None, *, method: str = "auto
         else:
             raise ValueError(f"dynamic DP too large: {count} labellings (matrix limit max_labellings = "
                              f"{max_labellings}) and l^n = {grid} (transform limit max_grid = {max_grid}); "
-                             "use the MILP (clusteropt.models.ring) or its LP bound")
+                             "use the MILP (clusteropt.models.ring.offline) or its LP bound")
     if method == "matrix" and count > max_labellings:
         raise ValueError(f"{count} labellings; more than max_labellings = {max_labellings} for method='matrix'")
     if method == "transform" and grid > max_grid:
@@ -750,7 +751,7 @@ def dynamic_window_bound(instance, capacity: int | None = None) -> WindowBound:
     n, ns = instance.n, instance.servers
     cap = _capacity(n, ns, capacity)
     alpha = float(instance.alpha)
-    m = _min_move(n, ns, cap, alpha)
+    m = min_move_cost(n, ns, cap, alpha)
     req = np.asarray(instance.requests, dtype=np.int64).ravel()
     T = req.size
     init = np.asarray(instance.initial, dtype=np.int64)
@@ -876,7 +877,7 @@ def dynamic_cut_bound(instance, capacity: int | None = None, *, block: int | Non
     init_cut = init != np.roll(init, -1)
     if b == n:
         return _cut_dp(n, cap, init_cut, req, alpha / 2.0, ring=True, servers=ns,
-                       min_move=_min_move(n, ns, cap, alpha))
+                       min_move=min_move_cost(n, ns, cap, alpha))
     q = -(-n // b)
     sizes = np.full(q, n // q) + (np.arange(q) < n % q)
     total = 0.0
@@ -886,7 +887,7 @@ def dynamic_cut_bound(instance, capacity: int | None = None, *, block: int | Non
     return total
 
 
-def _min_move(n: int, servers: int, cap: int, alpha: float) -> float:
+def min_move_cost(n: int, servers: int, cap: int, alpha: float) -> float:
     """The least cost of changing the labelling at all: ``2 alpha`` when every server is full (a
     process can only leave by another arriving), else ``alpha``.
     """

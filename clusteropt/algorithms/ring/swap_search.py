@@ -415,8 +415,8 @@ def dynamic_swap_bound(instance, extra=None, *, max_rounds: int = 100, retime: b
     instance : RingInstance
     extra : array (m, n) or (n,), optional
         Labellings feasible at capacity ``k`` to add to the second start, typically the static
-        optimum's placement (:meth:`clusteropt.models.ring.RingOptimum.placement` of
-        :func:`~clusteropt.models.ring.ring_static_optimum`, or
+        optimum's placement (:meth:`clusteropt.models.ring.offline.RingOptimum.placement` of
+        :func:`~clusteropt.models.ring.offline.ring_static_optimum`, or
         :func:`~clusteropt.algorithms.ring.offline.static_opt_bruteforce` for small ``n``).
         None: the search from the arc bound alone.
     max_rounds, retime, tol, max_table
