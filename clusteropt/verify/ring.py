@@ -4,9 +4,12 @@ A run is the instance's initial assignment and an ``(M, 3)`` log of migrations
 ``[request index, process, to server]`` in the order they were applied.  A migration with index
 ``t`` is applied *after* request ``t`` is served; index ``-1`` means before the first request.
 Request ``t`` on ring edge ``e`` (the pair ``e, e + 1 mod n``) costs 1 when its two processes
-sit on different servers after every migration with index ``< t``; every row that really changes
-a process's server costs ``alpha``.  Capacity ``c * k`` (``c`` the run's augmentation) must hold
-after every *step*: the initial placement, and the end of each request index that has
+sit on different servers after every migration with index ``< t``.  Migrations are paid per step:
+a process whose server after the rows of index ``t`` differs from its server before them costs
+``alpha`` (``alpha`` times the Hamming distance of consecutive placements, the paper's cost), so a
+process moved out and back within one step costs nothing and one moved ``A -> B -> C`` costs
+one.  Capacity ``c * k`` (``c`` the run's augmentation) must hold after every *step*: the
+initial placement, and the end of each request index that has
 migrations (loads in the middle of one step's migrations do not count; paper Sec. 1-2,
 docs/algorithms/ring-partitioning.md A1).
 
@@ -82,9 +85,10 @@ class RingCheck(Check):
     migration_cost : float or None
         ``alpha`` times ``n_migrations``.
     n_migrations : int or None
-        Rows that really changed a process's server.
+        (step, process) pairs whose server at the end of the step differs from its start.
     noop_migrations : int or None
-        Rows that put a process on the server it was already on (cost 0).
+        Rows beyond those (cost 0): a process put where it already was, moved out and back
+        within one step, or moved twice in one step.
     max_load : int or None
         Largest server load after any step (initial placement included).
     capacity : float
@@ -324,7 +328,13 @@ def check_ring_run(instance: RingInstance, run: Any, *, augmentation: float | No
     s_prev[first] = initial[s_proc[first]]
     s_prev[~first] = s_to[:-1][~first[1:]]
     real = s_prev != s_to
-    n_real = int(real.sum())
+    # one migration per process per step: a process costs alpha when the server it ends a step on
+    # differs from the one it began it on (its rows of that step are consecutive in sorted order)
+    g_first = np.ones(M, dtype=bool)
+    g_first[1:] = s_key[1:] != s_key[:-1]
+    g_last = np.ones(M, dtype=bool)
+    g_last[:-1] = s_key[1:] != s_key[:-1]
+    n_real = int(np.count_nonzero(s_prev[g_first] != s_to[g_last]))
 
     def server_at(v: np.ndarray, t: np.ndarray) -> np.ndarray:
         """Server of processes ``v`` when request ``t`` is served (after rows with index < t)."""

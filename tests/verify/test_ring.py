@@ -3,7 +3,8 @@
 * hand-computed runs on n = 8, l = 2 (communication, migration, no-op rows, end-of-step loads);
 * one malformed run per violation kind, flagged with that kind and naming the row / process /
   step and server; malformed rows give ``value = nan`` and never raise;
-* on random runs (hypothesis; several moves of one process at one index included) every cost,
+* on random runs (hypothesis; several moves of one process at one index included, paid once per
+  step as the Hamming distance of consecutive placements) every cost,
   the max load, the final assignment and the capacity verdicts agree with a plain loop replay;
 * ``RingRun`` objects and ``out.json``-like dicts of lists give the same verdict; augmentation,
   alpha, an empty sequence and a 10^5-request run.
@@ -50,17 +51,22 @@ def replay(inst: RingInstance, rows, c: float = 1.0, tol: float = 0.0):
     def apply(step):
         nonlocal j, moves, noops, max_load
         touched = set()
+        start = {}  # server of each process moved in this step, before its first row
+        n_rows = 0
         while j < len(rows) and rows[j][0] == step:
             _, v, to = rows[j]
             j += 1
+            n_rows += 1
+            start.setdefault(v, server[v])
             if server[v] == to:
-                noops += 1
                 continue
-            moves += 1
             load[server[v]] -= 1
             load[to] += 1
             touched |= {server[v], to}
             server[v] = to
+        paid = sum(server[v] != s0 for v, s0 in start.items())  # one migration per process per step
+        moves += paid
+        noops += n_rows - paid
         if touched:
             max_load = max(max_load, max(load))
             over.extend((step, s) for s in sorted(touched) if load[s] > cap + tol)
@@ -128,11 +134,25 @@ def test_migrations_before_the_first_request_and_noops():
     assert chk.feasible and chk.value == 2.0
 
 
-def test_a_process_moving_twice_within_one_step_pays_twice():
-    # after request 1: 3 -> 1 -> 0 (back home): two real moves, placement unchanged
+def test_a_process_moved_out_and_back_within_one_step_pays_nothing():
+    # after request 1: 3 -> 1 -> 0 (back home): placement unchanged, so no migration is paid
+    # (migrations are the Hamming distance of consecutive placements); both rows are no-ops
     chk = check_ring_run(INST, run_of([[1, 3, 1], [1, 3, 0]]))
-    assert (chk.n_migrations, chk.noop_migrations, chk.migration_cost, chk.communication_cost) == (2, 0, 2.0, 3)
+    assert (chk.n_migrations, chk.noop_migrations, chk.migration_cost, chk.communication_cost) == (0, 2, 0.0, 3)
     assert chk.max_load == 4  # 5 in between does not count
+
+
+def test_a_process_moved_twice_within_one_step_pays_once():
+    # three servers: 0 -> 1 -> 2 after request 0 is one migration, the other row a no-op
+    inst = RingInstance(n=6, servers=3, requests=[0, 2], alpha=3.0)  # initial [0,0,1,1,2,2]
+    chk = check_ring_run(inst, {"initial": inst.initial.tolist(), "migrations": [[0, 1, 1], [0, 1, 2]]},
+                         augmentation=1.5)
+    assert (chk.n_migrations, chk.noop_migrations, chk.migration_cost) == (1, 1, 3.0)
+    assert chk.final_assignment.tolist() == [0, 2, 1, 1, 2, 2]
+    # the same process in the next step is another migration
+    chk = check_ring_run(inst, {"initial": inst.initial.tolist(), "migrations": [[0, 1, 1], [1, 1, 2]]},
+                         augmentation=1.5)
+    assert (chk.n_migrations, chk.noop_migrations, chk.migration_cost) == (2, 0, 6.0)
 
 
 def test_migration_applies_after_its_request():

@@ -26,6 +26,18 @@ overlap with the instance's initial placement (``scipy.optimize.linear_sum_assig
 when ``m * l > 4e6``).  The move from the initial placement to the slices, at request index
 ``-1``, is the additive constant ``C`` of Theorem 2.1 (at most ``n`` migrations).
 
+Migration cost ``alpha``.  Moving a cut by ``d`` migrates at most ``d`` processes, which cost
+``alpha d``; so each interval's MTS runs in the metric ``alpha |x - y|`` with unit hits (its move
+cost is the instance's ``alpha``, at least ``1 / L``: :func:`mts_alpha`), and the ring's cost is
+at most the sum of the intervals' MTS costs, as in Observation 3.2.  The paper states its
+analysis for ``alpha = 1``; its chain keeps its factors for any ``alpha > 0`` (tag [I]): Lemmas
+3.3-3.6 compare the well-behaved strategy's hits with the optimum's communication and its
+movement with the optimum's migrations term by term, so scaling both movement terms by ``alpha``
+keeps each inequality, and the additive constant ``C`` (at most ``n`` initial migrations and the
+MTS constants, which are in metric units) scales with ``alpha``.  In practice the MTS then moves
+a cut only after about ``alpha`` more hits on it than on its neighbour: the migrations fall about
+as ``1 / alpha`` while communication rises.
+
 Guarantee of what is shipped.  Deterministic part (any MTS): load ``<= 2L - 1 <= (2 + eps) k``
 after every step; communication cost ``<=`` the intervals' hit costs and migrations ``<=`` their
 movement (Observation 3.2; both in :meth:`DynamicRing.costs`).  Competitive ratio: the paper's
@@ -76,9 +88,10 @@ from typing import Any
 import numpy as np
 
 from clusteropt.algorithms.ring.mts import MTS_CLASSES, LineMTS, make_line_mts
+from clusteropt.algorithms.ring.mts.line import check_alpha
 from clusteropt.algorithms.ring.state import RingAssignment
 
-__all__ = ["CUT_STARTS", "DynamicRing"]
+__all__ = ["CUT_STARTS", "DynamicRing", "mts_alpha"]
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +100,19 @@ CUT_STARTS = ("initial", "center")
 
 #: Largest ``m * l`` overlap matrix solved for the slice -> server assignment.
 _MAX_ASSIGNMENT = 4_000_000
+
+
+def mts_alpha(alpha: float, states: int) -> float:
+    """The move cost an interval's line MTS runs at: the instance's ``alpha``, at least ``1 / states``.
+
+    Below ``1 / states`` a move across the whole interval costs less than one hit, so every MTS
+    already leaves a hit edge at once; the floor keeps the randomized MTS's hit size ``1 / alpha``
+    finite (``alpha = 0``: migrations are free).  An integral value is returned as an int.
+
+    >>> mts_alpha(4.0, 8), mts_alpha(0, 8), mts_alpha(0.05, 8)
+    (4, 0.125, 0.125)
+    """
+    return check_alpha(max(float(alpha), 1.0 / max(1, int(states))))
 
 
 class DynamicRing:
@@ -205,6 +231,7 @@ class DynamicRing:
         L = min(n, max(1, math.floor((1.0 + eps / 2.0) * k + 1e-9)))
         m = -(-n // L)
         self.L_, self.m_ = L, m
+        self.alpha_ = mts_alpha(instance.alpha, L)
         self.shift_ = s = int(rng.integers(L))
         self.state_ = RingAssignment(initial, servers)
         self.state_.now = -1
@@ -224,7 +251,7 @@ class DynamicRing:
             x0 = self._start_states(initial, starts, L)
             for j in range(m):
                 mts = make_line_mts(self.mts, theta=self.theta, rate=self.rate)
-                mts.reset(L, x0[j], rng)
+                mts.reset(L, x0[j], rng, alpha=self.alpha_)
                 self.mts_.append(mts)
             cuts = [starts[j] + self.mts_[j].position_ for j in range(m)]
             self._cuts = cuts
@@ -247,8 +274,8 @@ class DynamicRing:
         self.perm_ = self._slice_servers(owner, initial, m, servers)
         self._perm = self.perm_.tolist()
         self._initial = self.state_.assign(np.arange(n), self.perm_[owner])
-        log.debug("dynamic ring: n=%d l=%d k=%d L=%d m=%d shift=%d mts=%s, %d initial migrations",
-                  n, servers, k, L, m, s, self.mts, self._initial)
+        log.debug("dynamic ring: n=%d l=%d k=%d L=%d m=%d shift=%d mts=%s alpha=%s, %d initial migrations",
+                  n, servers, k, L, m, s, self.mts, self.alpha_, self._initial)
 
     def serve(self, e: int) -> None:
         """Serve a request on edge ``e``: count it, feed it to its intervals' MTS, move cuts."""
@@ -339,5 +366,4 @@ class DynamicRing:
             for v in range(a + 1, b + 1):
                 vv = base + 1 + (v - base - 1) % n
                 owner = bisect.bisect_left(B, vv) - 1
-                if assign_one(v % n, perm[owner]):
-                    self._moving += 1
+                self._moving += assign_one(v % n, perm[owner])

@@ -1,8 +1,9 @@
 """The hitting game on a line with interval growing (paper 004, Sec. 4.1; docs/algorithms/ring-partitioning.md A3).
 
 A position on a line of edges starts on a centre edge ``e0``.  Each request is an edge; a
-request on the current position costs 1 (hitting), changing position costs the distance
-(moving).  :class:`LineHittingGame` plays the paper's interval growing algorithm:
+request on the current position costs 1 (hitting), changing position costs ``alpha`` times the
+distance (moving; in the ring algorithm a cut edge moving by one migrates one process, which costs
+the instance's ``alpha``, the paper's 1).  :class:`LineHittingGame` plays the paper's interval growing algorithm:
 
 * the position lives in an interval ``I`` of ``d`` edges around ``e0``, first ``d = 1``;
 * its distribution is ``p = grad smin_c(r_I)`` (the softmin of the request counts ``r``
@@ -13,10 +14,17 @@ request on the current position costs 1 (hitting), changing position costs the d
   the position re-chosen (moving cost = the distance, at most the new length).
 
 Constants (docs/algorithms/ring-partitioning.md A3, [I]: reconstructed, the paper's values were lost):
-``theta(I) = theta_factor
-* d`` (rounded up) and ``c = c_factor * d``, both factors 1 by default.  ``theta = d`` makes the
-initial interval grow right after its first hit, as the paper says; ``c = d`` makes the expected
-moving cost per request ``<= (d / c) p_e`` comparable to the hitting cost ``p_e``.
+``theta(I) = theta_factor * alpha d`` (rounded up) and ``c = c_factor * alpha d``, both factors 1
+by default.  At ``alpha = 1``, ``theta = d`` makes the initial interval grow right after its first
+hit, as the paper says; ``c = alpha d`` makes the expected moving cost per request ``<= alpha (d /
+c) p_e = p_e``, the hitting cost.  Why ``alpha`` enters both (the analysis of Sec. 4.1 with moves
+priced ``alpha``): a phase pays hitting ``<= (e / (e - 1)) (theta + c ln d)`` and moving ``<=
+alpha (d / c)`` hitting ``+ alpha d``, all ``O(alpha d log d)``; the optimum of a non-initial
+interval either stays inside the previous one and takes ``theta`` hits there or leaves it and pays
+``alpha`` times half its length, ``Omega(alpha d)`` either way (Lemma 4.2).  So the ratio stays
+``O(log n)`` (Cor. 4.4) for every ``alpha`` [I: the paper states ``alpha = 1``].  When ``alpha d <
+1`` a move across the interval costs less than one hit, and the game runs as at ``alpha d = 1``
+(``theta = 1``, ``c = c_factor``).
 
 Lines and rings.  ``ring=False``: edges ``0..n_edges-1`` of a path, intervals clipped to it.
 ``ring=True``: edges ``0..n_edges-1`` of a cycle, intervals wrap (the static ring algorithm runs one
@@ -66,10 +74,13 @@ class LineHittingGame:
     ring : bool
         Wrap intervals around (a ring of ``n_edges`` edges) instead of clipping them to the line.
     theta_factor : float
-        ``theta(I) = ceil(theta_factor * d)``: grow when every edge of ``I`` has that many requests
-        ([I], default 1).
+        ``theta(I) = ceil(theta_factor * alpha d)``: grow when every edge of ``I`` has that many
+        requests ([I], default 1).
     c_factor : float
-        Smooth-min temperature ``c = c_factor * d`` ([I], default 1).
+        Smooth-min temperature ``c = c_factor * alpha d`` ([I], default 1).
+    alpha : float
+        Cost of moving the position by one edge (default 1, the paper's); scales ``theta`` and
+        ``c`` as the module docstring derives.
     growth : float
         Radius rule ``rho -> floor(growth * rho) + 1`` (>= 1; 2 gives 1, 3, 7, 15, ... edges).
     rng : numpy Generator, int or None
@@ -90,7 +101,8 @@ class LineHittingGame:
     rank : int
         Growth steps so far (0 for the initial interval).
     hitting_cost, moving_cost : int
-        Costs paid so far (moving includes the re-draws after growth).
+        Hits and distance moved so far (moving includes the re-draws after growth); the cost is
+        ``hitting_cost + alpha moving_cost`` (:attr:`cost`).
 
     References
     ----------
@@ -112,7 +124,7 @@ class LineHittingGame:
 
     def __init__(self, n_edges: int, e0: int, *, max_edges: int | None = None, ring: bool = False,
                  theta_factor: float = 1.0, c_factor: float = 1.0, growth: float = 2.0, rng=None,
-                 counts: np.ndarray | None = None, resync: int = 64):
+                 counts: np.ndarray | None = None, resync: int = 64, alpha: float = 1.0):
         n_edges = int(n_edges)
         if n_edges < 1:
             raise ValueError(f"n_edges = {n_edges}; expected >= 1")
@@ -121,6 +133,8 @@ class LineHittingGame:
         max_edges = n_edges if max_edges is None else int(max_edges)
         if not 1 <= max_edges <= n_edges:
             raise ValueError(f"max_edges = {max_edges}; expected 1..{n_edges}")
+        if not (float(alpha) >= 0 and math.isfinite(float(alpha))):
+            raise ValueError(f"alpha = {alpha!r}; expected a finite number >= 0")
         for name, val in (("theta_factor", theta_factor), ("c_factor", c_factor)):
             if not (float(val) > 0 and math.isfinite(float(val))):
                 raise ValueError(f"{name} = {val!r}; expected a finite number > 0")
@@ -132,6 +146,7 @@ class LineHittingGame:
         self.ring = bool(ring)
         self.theta_factor = float(theta_factor)
         self.c_factor = float(c_factor)
+        self.alpha = float(alpha)
         self.growth = float(growth)
         self.rng = np.random.default_rng(rng)
         if counts is None:
@@ -187,8 +202,9 @@ class LineHittingGame:
             left = min(max(left, 0), n - d)
         self.left = left % n if self.ring else left
         self.d = d
-        self.theta = max(1, math.ceil(self.theta_factor * d - 1e-9))
-        self.c = self.c_factor * d
+        scale = max(self.alpha * d, 1.0)
+        self.theta = max(1, math.ceil(self.theta_factor * scale - 1e-9))
+        self.c = self.c_factor * scale
 
     def _rebuild(self, *, draw: bool) -> None:
         """Weights, sums and (re-)position from the counts; ``draw`` a new ``U`` first."""
@@ -280,6 +296,6 @@ class LineHittingGame:
         return HitStep(hit, old, self.position, grew)
 
     @property
-    def cost(self) -> int:
-        """Hitting plus moving cost so far."""
-        return self.hitting_cost + self.moving_cost
+    def cost(self) -> float:
+        """Hitting plus ``alpha`` times moving so far."""
+        return self.hitting_cost + self.alpha * self.moving_cost

@@ -2,10 +2,11 @@
 
 An algorithm (paper 004's dynamic and static algorithms, and the baselines) keeps one
 :class:`RingAssignment`.  It changes placements only through :meth:`RingAssignment.assign`, which
-records every process that really changes server as a migration ``(request index, process, to)``
-at the current request index :attr:`RingAssignment.now` (set by the caller before each request;
-``-1`` stands for "before the first request").  The log is what ``verify/`` replays, so an
-algorithm cannot move a process without it being counted.
+records, for each request index :attr:`RingAssignment.now` (set by the caller before each
+request; ``-1`` stands for "before the first request"), every process whose server at the end of
+that step differs from its server at the start as one migration ``(request index, process,
+to)``.  The log is what ``verify/`` replays, so an algorithm cannot move a process without it
+being counted.
 
 The interface an algorithm offers to :mod:`clusteropt.online.ring` (:class:`RingAlgorithm`):
 ``start(instance, rng)`` creates its state (and may migrate at index -1), ``serve(e)`` serves one
@@ -25,12 +26,29 @@ __all__ = ["RingAlgorithm", "RingAssignment"]
 class RingAssignment:
     """``server_of[v]`` for every process, server loads, and the log of migrations.
 
+    One migration per process per step.  An algorithm may move a process several times while it
+    serves one request (a cut moves, then a slice joins its colour cluster, then a server is
+    rebalanced); what it pays for is where each process ends the step.  So the log holds, for
+    each request index, one row per process whose server at the end of the step differs from its
+    server at the start: a process moved out and back in one step is no migration, one moved
+    ``A -> B -> C`` is one (to ``C``).  The step ends when :attr:`now` is set to another index
+    or the log is read (:meth:`migrations`).  :attr:`server_of` and :attr:`load` are always the
+    current ones, so capacity can be checked mid-step.
+
     Parameters
     ----------
     initial : int array (n,)
         Server of each process before the first request.
     servers : int
         Number of servers ``l``.
+
+    Attributes
+    ----------
+    moved : int
+        Migrations so far (the rows the log will hold once the current step ends).
+
+    A move may name its ``reason`` (an algorithm's cost split); :meth:`by_reason` counts each
+    migration under the reason of the last move of that process in its step.
 
     Examples
     --------
@@ -40,53 +58,118 @@ class RingAssignment:
     1
     >>> a.server_of.tolist(), a.load.tolist(), a.migrations().tolist()
     ([0, 1, 1, 1], [1, 3], [[3, 1, 1]])
+    >>> a.now = 4
+    >>> a.assign_one(3, 0), a.assign_one(3, 1), a.moved   # out and back in one step: no migration
+    (1, -1, 1)
+    >>> a.migrations().tolist()
+    [[3, 1, 1]]
     """
 
     def __init__(self, initial: np.ndarray, servers: int):
         self.server_of = np.array(initial, dtype=np.int64)
         self.n = int(self.server_of.size)
         self.load = np.bincount(self.server_of, minlength=servers).astype(np.int64)
-        self.now = -1
+        self._now = -1
         self.moved = 0
         self._log: list[np.ndarray] = []
+        self._origin: dict[int, int] = {}  # process -> its server when the current step began
+        self._why: dict[int, str] = {}     # process -> reason of its last move in the current step
+        self._reasons: dict[str, int] = {}
 
-    def assign(self, processes, server) -> int:
+    @property
+    def now(self) -> int:
+        """The current request index (``-1``: before the first request); setting it ends the step."""
+        return self._now
+
+    @now.setter
+    def now(self, value: int) -> None:
+        if value != self._now:
+            self._flush()
+        self._now = int(value)
+
+    def _flush(self) -> None:
+        """Write the current step's net migrations to the log."""
+        origin = self._origin
+        if not origin:
+            return
+        so = self.server_of
+        rows = [(v, int(so[v])) for v, start in origin.items() if so[v] != start]
+        reasons, why = self._reasons, self._why
+        for v, _ in rows:
+            key = why.get(v, "")
+            reasons[key] = reasons.get(key, 0) + 1
+        origin.clear()
+        why.clear()
+        if rows:
+            rec = np.empty((len(rows), 3), dtype=np.int64)
+            rec[:, 0] = self._now
+            rec[:, 1:] = np.array(sorted(rows), dtype=np.int64)
+            self._log.append(rec)
+
+    def by_reason(self) -> dict[str, int]:
+        """Migrations so far per reason (the current step's included; ``""``: moves without one)."""
+        out = dict(self._reasons)
+        so = self.server_of
+        for v, start in self._origin.items():
+            if so[v] != start:
+                key = self._why.get(v, "")
+                out[key] = out.get(key, 0) + 1
+        return out
+
+    def assign(self, processes, server, reason: str = "") -> int:
         """Put ``processes`` (int array or one int) on ``server`` (int or array of the same length).
 
-        Returns the number of processes that changed server (each one a logged migration).
+        Returns the change in this step's migrations: ``+1`` for each process that leaves the
+        server it started the step on, ``-1`` for each that returns to it, ``0`` for one that
+        moves between two others.  Summed over a step, the returns are the step's migrations.
         """
         procs = np.atleast_1d(np.asarray(processes, dtype=np.int64)) % self.n
         target = np.broadcast_to(np.asarray(server, dtype=np.int64), procs.shape)
         old = self.server_of[procs]
         change = old != target
-        count = int(change.sum())
-        if count:
-            procs, target, old = procs[change], target[change], old[change]
-            self.server_of[procs] = target
-            np.subtract.at(self.load, old, 1)
-            np.add.at(self.load, target, 1)
-            rec = np.empty((count, 3), dtype=np.int64)
-            rec[:, 0] = self.now
-            rec[:, 1] = procs
-            rec[:, 2] = target
-            self._log.append(rec)
-            self.moved += count
-        return count
+        if not change.any():
+            return 0
+        procs, target, old = procs[change], target[change], old[change]
+        if procs.size > 1 and np.unique(procs).size != procs.size:
+            raise ValueError("assign: a process is listed twice; give each process one server")
+        origin, why = self._origin, self._why
+        delta = 0
+        for v, was, to in zip(procs.tolist(), old.tolist(), target.tolist()):
+            start = origin.setdefault(v, was)
+            delta += (to != start) - (was != start)
+            if reason:
+                why[v] = reason
+            else:
+                why.pop(v, None)
+        self.server_of[procs] = target
+        np.subtract.at(self.load, old, 1)
+        np.add.at(self.load, target, 1)
+        self.moved += delta
+        return delta
 
-    def assign_one(self, v: int, server: int) -> bool:
-        """Scalar fast path of :meth:`assign` for one process."""
+    def assign_one(self, v: int, server: int, reason: str = "") -> int:
+        """Scalar fast path of :meth:`assign` for one process (the same return value)."""
         old = int(self.server_of[v])
         if old == server:
-            return False
+            return 0
+        start = self._origin.setdefault(v, old)
+        if reason:
+            self._why[v] = reason
+        elif self._why:
+            self._why.pop(v, None)
         self.server_of[v] = server
         self.load[old] -= 1
         self.load[server] += 1
-        self._log.append(np.array([[self.now, v, server]], dtype=np.int64))
-        self.moved += 1
-        return True
+        delta = (server != start) - (old != start)
+        self.moved += delta
+        return delta
 
     def migrations(self, *, clear: bool = False) -> np.ndarray:
-        """The log as an ``(M, 3)`` int64 array of ``[request index, process, to server]``."""
+        """The log as an ``(M, 3)`` int64 array of ``[request index, process, to server]``.
+
+        Ends the current step first, so its net migrations are included.
+        """
+        self._flush()
         out = np.concatenate(self._log) if self._log else np.zeros((0, 3), dtype=np.int64)
         if clear:
             self._log = []

@@ -30,6 +30,17 @@ Scheduling [R form, I details]
     sends its smallest singletons (at most ``cluster_cap k`` processes at a time) to the least
     loaded server until it is at most ``T`` (``rebalancing``).
 
+Migration cost ``alpha``.  Every cost but communication is migrations, paid ``alpha`` each; the
+hitting games price a cut move at ``alpha`` per edge (their thresholds and temperatures scale
+with ``alpha``: :mod:`~clusteropt.algorithms.ring.hitting`), so cuts move, slices merge and
+colour clusters form about ``alpha`` times less often.  The lower bounds of Lemma 4.15 scale the
+same way (an interval's optimum either takes ``theta`` hits or moves, paying ``alpha`` per edge),
+so the ``O(log^2 n)`` of Theorem 2.2 is kept for every ``alpha`` [I: the paper states ``alpha =
+1``].  One migration per process per step: a process moved by a cut and sent back by the colour
+join or the rebalancing of the same step is no migration
+(:class:`~clusteropt.algorithms.ring.state.RingAssignment`), and the cost split counts each
+migration once, under the reason of the process's last move in the step.
+
 The capacity promise ([?] in the paper; docs/algorithms/ring-partitioning.md A1: about ``(1 + eps') k + s_max``,
 ``s_max`` about
 ``2k..3k``) is made explicit: :attr:`StaticRing.augmentation` ``= 1 + epsilon + cluster_cap`` and
@@ -79,8 +90,9 @@ class StaticRing:
         [I]: default ``k + 1`` (needed for "a final interval always contains an optimal cut",
         Lemma 4.15), capped at the ring.
     theta_factor, c_factor : float
-        Growth threshold ``theta(I) = theta_factor d`` and smooth-min temperature
-        ``c = c_factor d`` for an interval of ``d`` edges [I]; default 1 each.
+        Growth threshold ``theta(I) = theta_factor alpha d`` and smooth-min temperature
+        ``c = c_factor alpha d`` for an interval of ``d`` edges [I]; default 1 each (``alpha`` the
+        instance's migration cost: :mod:`~clusteropt.algorithms.ring.hitting` derives why).
     growth : float
         Interval radius rule ``rho -> floor(growth rho) + 1`` (2: 1, 3, 7, 15, ... edges).
     cluster_cap : float
@@ -167,6 +179,7 @@ class StaticRing:
         n, servers, k = instance.n, instance.servers, instance.k
         colour = np.array(instance.initial, dtype=np.int64)
         self.n_, self.servers_, self.k_ = n, servers, k
+        self.alpha_ = float(instance.alpha)
         self.lam_ = self._lam()
         self.colour_ = colour
         self._col2 = np.concatenate([colour, colour])
@@ -183,7 +196,8 @@ class StaticRing:
         self.cover_: list[list[int]] = [[] for _ in range(n)]
         for gid, e in enumerate(cuts):
             g = LineHittingGame(n, e, max_edges=self.max_edges_, ring=True, theta_factor=self.theta_factor,
-                                c_factor=self.c_factor, growth=self.growth, rng=rng, counts=self.counts_)
+                                c_factor=self.c_factor, growth=self.growth, rng=rng, counts=self.counts_,
+                                alpha=self.alpha_)
             self.games_.append(g)
             self.alive_.append(True)
             self.cut_of_.append(e)
@@ -357,7 +371,7 @@ class StaticRing:
         pred_of = pred[lab_new]
         change = lab_old != pred_of
         if change.any():
-            self.cost_[reason] += st.assign(procs[change], home[pred_of[change]])
+            st.assign(procs[change], home[pred_of[change]], reason)
         ns = self.servers_
         cc = np.bincount(lab_new * ns + self._col2[x + 1:x + 1 + L], minlength=n_new * ns).reshape(n_new, ns)
         sizes = cc.sum(axis=1)
@@ -370,7 +384,7 @@ class StaticRing:
             mc = int(cc[j, maj])
             if mc > lam * size:
                 if pcl != maj:
-                    self.cost_["colour_join"] += st.assign(procs[lab_new == j], maj)
+                    st.assign(procs[lab_new == j], maj, "colour_join")
                 info = (maj, maj)
             elif 2 * mc > size and pcl == maj:
                 info = (maj, maj)
@@ -418,7 +432,7 @@ class StaticRing:
                         break
                     target = int(load.argmin())
                     piece = on[:self._piece]
-                    self.cost_["rebalancing"] += st.assign(piece, target)
+                    st.assign(piece, target, "rebalancing")
                     if piece.size == total:
                         self.slices_[key] = (_SINGLE, target)
                     elif piece.size < size:
@@ -430,8 +444,14 @@ class StaticRing:
 
     # -- reporting -----------------------------------------------------------------------------
     def costs(self) -> dict[str, float]:
-        """Communication and processes migrated per reason (moving, merging, colour_join, rebalancing)."""
-        return {key: float(val) for key, val in self.cost_.items()}
+        """Communication and processes migrated per reason (moving, merging, colour_join, rebalancing).
+
+        A process moved twice in one step counts once, under the reason of its last move
+        (:meth:`~clusteropt.algorithms.ring.state.RingAssignment.by_reason`).
+        """
+        moved = self.state_.by_reason()
+        return {key: float(val if key == "communication" else moved.get(key, 0))
+                for key, val in self.cost_.items()}
 
     def stats(self) -> dict[str, Any]:
         """Realised max load (and over ``k``), intervals, cuts, slices and event counts."""

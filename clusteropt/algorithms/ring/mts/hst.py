@@ -115,8 +115,9 @@ class EntropicHSTLine(LineMTS):
     Parameters
     ----------
     step : float, optional
-        Cost increment of one proximal sub-step, in ``(0, 1]`` (default ``1/16``): a hit is
-        ``ceil(1/step)`` sub-steps.  Smaller is closer to the continuous dynamics and slower.
+        Cost increment of one proximal sub-step, in ``(0, 1]`` (default ``1/16``): a hit (``1 /
+        alpha`` units of cost, :meth:`reset`) is ``ceil(1 / (alpha step))`` sub-steps.  Smaller
+        is closer to the continuous dynamics and slower.
     levels : int or None, optional
         Depth of the HST (number of edge levels).  ``None`` (default): the full dyadic depth
         ``ceil(log2 N) + 1``.  Smaller values cut the tree: the root's children are the level-
@@ -158,15 +159,23 @@ class EntropicHSTLine(LineMTS):
         self.shift = shift
 
     # ------------------------------------------------------------------ set-up
-    def reset(self, n_states: int, start: int = 0, rng: np.random.Generator | int | None = None) -> None:
-        """Build the HST (random shift from ``rng``), start as a point mass on ``start``, draw ``U``."""
-        super().reset(n_states, start, rng)
+    def reset(self, n_states: int, start: int = 0, rng: np.random.Generator | int | None = None, *,
+              alpha: float = 1) -> None:
+        """Build the HST (random shift from ``rng``), start as a point mass on ``start``, draw ``U``.
+
+        ``alpha`` is the cost of moving one state.  Mirror descent in the metric ``alpha d_HST``
+        under unit hits is mirror descent in ``d_HST`` under hits of ``1 / alpha`` (the dynamics
+        are homogeneous: ``d theta / dt`` scales with cost rate over edge length), so a hit is fed
+        as ``1 / alpha`` units of cost; the fractional costs are reported in hit units.
+        """
+        super().reset(n_states, start, rng, alpha=alpha)
+        self._hit = 1.0 / self.alpha_
         if self.method not in ("exact", "proximal"):
             raise ValueError(f"method = {self.method!r}; expected 'exact' or 'proximal'")
         step = float(self.step)
         if not math.isfinite(step) or not 0 < step <= 1:
             raise ValueError(f"step = {self.step!r}; expected a number in (0, 1]")
-        self.substeps_ = math.ceil(1.0 / step - 1e-9)
+        self.substeps_ = max(1, math.ceil(self._hit / step - 1e-9))
         N = self.n_states_
         D = max(0, math.ceil(math.log2(N))) if N > 1 else 0
         full = D + 1
@@ -197,7 +206,8 @@ class EntropicHSTLine(LineMTS):
         self._base = base
         # parent size, delta, alpha = eta / w, sibling index (-1: none) for every non-root node
         # (siblings below the top level only: the top level's nodes all share the root)
-        delta, alpha = [], []
+        delta: list[list[float]] = []
+        weights: list[list[float]] = []  # the mirror map's per-node weights (the HST's "alpha")
         sib: list[list[int]] = []
         for i in range(depth):
             w = float(1 << i)
@@ -215,8 +225,8 @@ class EntropicHSTLine(LineMTS):
                 par = [N] * len(size[i])
             d = [z / p for z, p in zip(size[i], par)]
             delta.append(d)
-            alpha.append([(1.0 + math.log(1.0 / dv)) / w for dv in d])
-        self._delta, self._alpha, self._sib, self._size = delta, alpha, sib, size
+            weights.append([(1.0 + math.log(1.0 / dv)) / w for dv in d])
+        self._delta, self._alpha, self._sib, self._size = delta, weights, sib, size
         # start: point mass on ``start``; conditionals elsewhere proportional to leaf counts
         theta = [list(d) for d in delta]
         for i in range(depth):
@@ -404,9 +414,9 @@ class EntropicHSTLine(LineMTS):
         return y - da, max(up, 0.0)
 
     def _flow(self, path: list[int]) -> float:
-        """Exact continuous dynamics for a unit hit on ``path[0]``; returns ``integral x_e dt``."""
+        """Exact continuous dynamics for a hit of ``1 / alpha`` on ``path[0]``; returns ``integral x_e dt``."""
         th, de, al, sib = self._theta, self._delta, self._alpha, self._sib
-        dtau = 1.0
+        dtau = self._hit
         top = self.depth_ - 1
         for i in range(self.depth_):
             a = path[i]
@@ -483,10 +493,7 @@ class EntropicHSTLine(LineMTS):
         """Serve a request on state ``e``; return the new position."""
         self._check(e)
         self.requests_ += 1
-        w = self._w
-        lo = w[e - 1] if e > 0 else w[e]
-        hi = w[e + 1] if e + 1 < self.n_states_ else w[e]
-        w[e] = min(w[e], lo, hi) + 1
+        self._close(e)
         pos = self.position_
         if pos == e:
             self.hit_cost_ += 1
@@ -503,12 +510,12 @@ class EntropicHSTLine(LineMTS):
             serv = self._flow(path)
         else:
             K = self.substeps_
-            eps = 1.0 / K
+            eps = self._hit / K
             serv = 0.0
             for _ in range(K):
                 self._substep(path, eps)
                 serv += eps * self._mass(path)
-        self.frac_service_ += serv
+        self.frac_service_ += serv * self.alpha_
         if old is None:
             return pos
         self.frac_move_ += self._hst_move(path, old)

@@ -1,26 +1,33 @@
 """Line metrical task systems with unit "hit" costs: the black box of the dynamic algorithm (paper 004, Sec. 3).
 
-The states are ``0 .. N-1`` on a line (distance ``|x - y|``), the MTS starts in state ``start``.
-A request names a state ``e``: it costs 1 if the algorithm's current state is ``e`` and 0
-elsewhere; afterwards the algorithm may move, paying the distance.  This is the order of the ring
-problem (a request is served by the placement *before* the migrations it triggers), so the cost
-of a run is ``sum_t [e_t == s_{t-1}] + |s_{t-1} - s_t|`` ("pay, then move").
+The states are ``0 .. N-1`` on a line, the MTS starts in state ``start``.  A request names a
+state ``e``: it costs 1 if the algorithm's current state is ``e`` and 0 elsewhere; afterwards the
+algorithm may move, paying ``alpha`` per state it passes (the metric ``alpha |x - y|``).  This is
+the order of the ring problem (a request is served by the placement *before* the migrations it
+triggers), so the cost of a run is ``sum_t [e_t == s_{t-1}] + alpha |s_{t-1} - s_t|`` ("pay, then
+move").  In the dynamic ring algorithm a state is an interval's cut edge, moving it by one
+position migrates at most one process, and a migration costs the instance's ``alpha``: so
+``alpha`` here is the ring's migration cost (the paper: 1).  Scaling the metric by ``alpha`` is
+the same as scaling the hit cost by ``1 / alpha``; every guarantee below holds in either scale
+(competitive ratios are scale-free), with additive constants that scale with ``alpha``.
 
-Work function (docs/algorithms/ring-partitioning.md A4.1).  ``w_t(x)`` = the least cost of serving the first ``t``
-requests and
-ending in ``x``, where the first move may also be made before the first request (so
-``w_0(x) = |x - start|``; this differs from the strict "pay, then move" optimum by at most 1).
-``w`` stays 1-Lipschitz and integral, and a request on ``e`` changes only
-``w(e) <- min(w(e) + 1, w(e - 1) + 1, w(e + 1) + 1)``: it rises by one unless a neighbour is one
-lower already.  ``min_x w_T(x)`` is the offline optimum of the sequence.
+Work function (docs/algorithms/ring-partitioning.md A4.1).  ``w_t(x)`` = the least cost of
+serving the first ``t`` requests and ending in ``x``, where the first move may also be made
+before the first request (so ``w_0(x) = alpha |x - start|``; this differs from the strict "pay,
+then move" optimum by at most ``alpha``).  ``w`` stays ``alpha``-Lipschitz, and a request on
+``e`` changes only ``w(e) <- min(w(e) + 1, w(e - 1) + alpha, w(e + 1) + alpha)`` (for ``x != e``,
+``w(e) + 1 + alpha |x - e| >= w(x)`` already; for ``e``, the nearest neighbours dominate the
+farther states by the Lipschitz bound).  With an integer ``alpha`` the values stay integers.
+``min_x w_T(x)`` is the offline optimum of the sequence.
 
-Implementations (one interface: ``reset(n_states, start, rng)``, ``serve(e) -> position``, and
-the counters ``hit_cost_``, ``move_cost_``, ``cost_``):
+Implementations (one interface: ``reset(n_states, start, rng, alpha=1)``, ``serve(e) ->
+position``, and the counters ``hit_cost_``, ``move_cost_`` (states passed), ``cost_`` (``hit_cost_
++ alpha move_cost_``)):
 
 :class:`WorkFunctionLine`
     The deterministic work function algorithm, O(1) per request (see its docstring for why the
     argmin needs no scan).  Proven: ``(2N-1)``-competitive in the usual "move, then pay" MTS,
-    hence at most ``2 (2N - 1) OPT + const`` in the "pay, then move" order used here.
+    hence at most ``(1 + 1/alpha) (2N - 1) OPT + const`` in the "pay, then move" order used here.
 :class:`SoftWorkFunctionLine`
     The randomized *heuristic* of docs/algorithms/ring-partitioning.md A4.3: distribution
     ``p(x) ~ exp(-w(x) / theta)`` rounded
@@ -59,51 +66,78 @@ import math
 
 import numpy as np
 
-__all__ = ["LineMTS", "SoftWorkFunctionLine", "WorkFunctionLine", "chase"]
+__all__ = ["LineMTS", "SoftWorkFunctionLine", "WorkFunctionLine", "chase", "check_alpha"]
 
 log = logging.getLogger(__name__)
+
+
+def check_alpha(alpha) -> float:
+    """``alpha`` (the cost of moving one state) as an int when it is integral, else a float.
+
+    >>> check_alpha(4.0), check_alpha(0.5)
+    (4, 0.5)
+    >>> check_alpha(0)
+    Traceback (most recent call last):
+    ...
+    ValueError: alpha = 0; expected a finite number > 0 (the cost of moving one state)
+    """
+    ok = not isinstance(alpha, bool) and isinstance(alpha, int | float | np.integer | np.floating)
+    if not ok or not math.isfinite(alpha) or alpha <= 0:
+        raise ValueError(f"alpha = {alpha!r}; expected a finite number > 0 (the cost of moving one state)")
+    return int(alpha) if float(alpha).is_integer() else float(alpha)
 
 
 class LineMTS:
     """Base class: the work function of a line MTS with unit hit costs and the cost counters.
 
     Subclasses implement :meth:`serve`.  State attributes (set by :meth:`reset`):
-    ``n_states_``, ``start_``, ``position_`` (current state), ``hit_cost_`` (requests that hit
-    the current state), ``move_cost_`` (total distance moved), ``requests_``.
+    ``n_states_``, ``start_``, ``alpha_`` (cost of moving one state), ``position_`` (current
+    state), ``hit_cost_`` (requests that hit the current state), ``move_cost_`` (total distance
+    moved, in states), ``requests_``.
     """
 
     name = "base"
 
-    def reset(self, n_states: int, start: int = 0, rng: np.random.Generator | int | None = None) -> None:
-        """Start a fresh instance on ``n_states`` states at ``start`` (``rng`` for randomized ones)."""
+    def reset(self, n_states: int, start: int = 0, rng: np.random.Generator | int | None = None, *,
+              alpha: float = 1) -> None:
+        """Start a fresh instance on ``n_states`` states at ``start`` (``rng`` for randomized ones).
+
+        ``alpha > 0`` is the cost of moving one state (the metric ``alpha |x - y|``); an integer
+        ``alpha`` keeps the work function integral.
+        """
         if isinstance(n_states, bool) or not isinstance(n_states, int | np.integer) or n_states < 1:
             raise ValueError(f"n_states = {n_states!r}; expected an integer >= 1")
         n_states = int(n_states)
         if isinstance(start, bool) or not isinstance(start, int | np.integer) or not 0 <= start < n_states:
             raise ValueError(f"start = {start!r}; expected a state in 0..{n_states - 1}")
+        self.alpha_ = check_alpha(alpha)
         self.n_states_ = n_states
         self.start_ = int(start)
         self.position_ = int(start)
         self.hit_cost_ = 0
         self.move_cost_ = 0
         self.requests_ = 0
-        self._w: list[int] = [abs(x - self.start_) for x in range(n_states)]
+        a = self.alpha_
+        self._w: list[float] = [a * abs(x - self.start_) for x in range(n_states)]
 
     def serve(self, e: int) -> int:  # pragma: no cover - abstract
         """Serve a request on state ``e``; return the new position."""
         raise NotImplementedError
 
     @property
-    def cost_(self) -> int:
-        """Hit cost plus movement cost so far."""
-        return self.hit_cost_ + self.move_cost_
+    def cost_(self) -> float:
+        """Hit cost plus ``alpha`` times the movement so far (an int when ``alpha`` is one)."""
+        return self.hit_cost_ + self.alpha_ * self.move_cost_
 
     def work_function(self) -> np.ndarray:
-        """``w(x)`` for every state: the least cost of serving the requests so far ending in ``x``."""
-        return np.array(self._w, dtype=np.int64)
+        """``w(x)`` for every state: the least cost of serving the requests so far ending in ``x``
+        (int64 when ``alpha`` is an integer, else float).
+        """
+        integral = isinstance(self.alpha_, int)
+        return np.array(self._w, dtype=np.int64 if integral else float)
 
     @property
-    def opt_(self) -> int:
+    def opt_(self) -> float:
         """The offline optimum of the requests so far (``min_x w(x)``)."""
         return min(self._w)
 
@@ -111,39 +145,47 @@ class LineMTS:
         if not 0 <= e < self.n_states_:
             raise ValueError(f"request on state {e}; expected a state in 0..{self.n_states_ - 1}")
 
-    def _close(self, e: int) -> bool:
-        """Close the work function on a request on ``e``: ``w(e)`` rises by one unless a neighbour
-        is one lower already (module docstring); True when it rose.
+    def _close(self, e: int) -> float:
+        """Close the work function on a request on ``e``: ``w(e) <- min(w(e) + 1, w(e -+ 1) +
+        alpha)`` (module docstring); returns how much it rose (0 when a neighbour held it).
         """
         w = self._w
         we = w[e]
-        if (e > 0 and w[e - 1] < we) or (e + 1 < self.n_states_ and w[e + 1] < we):
-            return False
-        w[e] = we + 1
-        return True
+        top = we + 1
+        a = self.alpha_
+        if e > 0 and w[e - 1] + a < top:
+            top = w[e - 1] + a
+        if e + 1 < self.n_states_ and w[e + 1] + a < top:
+            top = w[e + 1] + a
+        w[e] = top
+        return top - we
 
 
 class WorkFunctionLine(LineMTS):
     """The work function algorithm (WFA) on a line with unit hit costs, O(1) per request.
 
-    On a request on ``e`` the WFA moves to ``argmin_x g(x) + |x - cur|`` where ``g`` is the work
-    function *before* closing it, i.e. ``w`` with ``g(e) = w(e) + 1`` (the classical "move, then
-    pay" rule), then closes ``w``.  Because ``w`` is 1-Lipschitz, ``w(x) + |x - cur| >= w(cur)``:
+    On a request on ``e`` the WFA moves to ``argmin_x g(x) + alpha |x - cur|`` where ``g`` is the
+    work function *before* closing it, i.e. ``w`` with ``g(e) = w(e) + 1`` (the classical "move,
+    then pay" rule), then closes ``w``.  Because ``w`` is ``alpha``-Lipschitz, ``w(x) + alpha |x -
+    cur| >= w(cur)``:
 
     * ``cur != e``: ``g(cur) = w(cur)`` is a minimum; stay.
-    * ``cur == e`` and a neighbour ``e +- 1`` has ``w = w(e) - 1``: the minimum ``w(e)`` is
-      attained there (and only at points "downhill" from ``e``); move to that neighbour.
+    * ``cur == e`` and a neighbour ``e +- 1`` has ``w(e +- 1) + alpha < w(e) + 1``: the minimum
+      is attained there (a farther state ``x`` has ``g(x) + alpha |x - e| >= w(e +- 1) + alpha``
+      by the Lipschitz bound); move to that neighbour (the lower one).
     * otherwise the minimum is ``w(e) + 1``, attained at ``e`` itself: stay.
 
-    Tie rule (deterministic): the smallest ``|x - cur|``, then the left neighbour ``e - 1`` before
-    ``e + 1``.  Every move is one step, so no ``O(N)`` argmin scan is ever needed (a test checks
-    this against a brute-force numpy argmin).
+    With ``alpha = 1`` a move happens when a neighbour is one lower; with ``alpha = a`` the
+    algorithm stays until ``e`` has taken about ``a`` more hits than its neighbour, so it
+    migrates about ``a`` times less.  Tie rule (deterministic): the smallest ``|x - cur|``, then
+    the lower neighbour, then the left one.  Every move is one step, so no ``O(N)`` argmin scan
+    is ever needed (a test checks this against a brute-force numpy argmin).
 
-    Guarantee.  The WFA is ``(2N - 1)``-competitive for MTS with ``N`` states (Borodin, Linial,
-    Saks 1992) in the "move, then pay" order.  Here the cost of a request is paid on the state
-    *before* moving; the difference is at most one per unit moved, so the proven bound in this
-    order is ``cost <= 2 (2N - 1) OPT + const``; the tests also check ``(2N - 1) OPT + const`` on
-    random and adversarial sequences.
+    Guarantee.  The WFA is ``(2N - 1)``-competitive for MTS with ``N`` states in any metric
+    (Borodin, Linial, Saks 1992) in the "move, then pay" order.  Here the cost of a request is
+    paid on the state *before* moving; the difference is at most one hit per move, which costs
+    ``alpha``, so the proven bound in this order is ``cost <= (1 + 1/alpha)(2N - 1) OPT + const``;
+    the tests also check ``(2N - 1) OPT + const`` on random and adversarial sequences.
 
     Examples
     --------
@@ -162,22 +204,20 @@ class WorkFunctionLine(LineMTS):
         self.requests_ += 1
         w = self._w
         we = w[e]
-        pos = self.position_
-        if pos != e:
-            # only w(e) can change: it rises unless a neighbour is one lower
-            if (e > 0 and w[e - 1] < we) or (e + 1 < self.n_states_ and w[e + 1] < we):
-                return pos
-            w[e] = we + 1
-            return pos
-        self.hit_cost_ += 1
-        if e > 0 and w[e - 1] < we:
-            self.position_ = e - 1
-            self.move_cost_ += 1
-        elif e + 1 < self.n_states_ and w[e + 1] < we:
-            self.position_ = e + 1
-            self.move_cost_ += 1
+        a = self.alpha_
+        top = we + 1
+        lo = w[e - 1] + a if e > 0 else top
+        hi = w[e + 1] + a if e + 1 < self.n_states_ else top
+        if lo < top or hi < top:
+            w[e] = lo if lo <= hi else hi   # the closed value min(w(e) + 1, w(e -+ 1) + alpha)
+            if self.position_ == e:         # g(e -+ 1) + alpha < g(e): move to the lower neighbour
+                self.hit_cost_ += 1
+                self.position_ = e - 1 if lo <= hi else e + 1
+                self.move_cost_ += 1
         else:
-            w[e] = we + 1
+            w[e] = top
+            if self.position_ == e:
+                self.hit_cost_ += 1
         return self.position_
 
 
@@ -207,8 +247,9 @@ class SoftWorkFunctionLine(LineMTS):
     Parameters
     ----------
     theta : float, optional
-        Temperature (tag [?]: not from the paper).  Default ``N`` (the number of states), as suggested
-        in docs/algorithms/ring-partitioning.md A4.
+        Temperature (tag [?]: not from the paper).  Default ``alpha N`` (``N`` the number of
+        states, as suggested in docs/algorithms/ring-partitioning.md A4, in the units of the
+        work function, which scale with ``alpha``).
 
     Notes
     -----
@@ -235,17 +276,18 @@ class SoftWorkFunctionLine(LineMTS):
     def __init__(self, theta: float | None = None):
         self.theta = theta
 
-    def reset(self, n_states: int, start: int = 0, rng: np.random.Generator | int | None = None) -> None:
-        """Start from ``p_0(x) ~ exp(-|x - start| / theta)``; draw the coupling's ``U`` from ``rng``.
+    def reset(self, n_states: int, start: int = 0, rng: np.random.Generator | int | None = None, *,
+              alpha: float = 1) -> None:
+        """Start from ``p_0(x) ~ exp(-alpha |x - start| / theta)``; draw the coupling's ``U`` from ``rng``.
 
         The initial position is the ``U``-quantile of ``p_0`` (not ``start`` itself); getting there
         is not charged (a caller that places the state itself, like the dynamic ring algorithm,
         pays for it in its initial rearrangement).
         """
-        super().reset(n_states, start, rng)
-        theta = float(n_states) if self.theta is None else float(self.theta)
+        super().reset(n_states, start, rng, alpha=alpha)
+        theta = float(self.alpha_ * n_states) if self.theta is None else float(self.theta)
         if not math.isfinite(theta) or theta <= 0:
-            raise ValueError(f"theta = {self.theta!r}; expected a finite number > 0 (or None for N)")
+            raise ValueError(f"theta = {self.theta!r}; expected a finite number > 0 (or None for alpha N)")
         self.theta_ = theta
         self._decay = math.exp(-1.0 / theta)
         self.u_ = float(np.random.default_rng(rng).random())
@@ -298,11 +340,12 @@ class SoftWorkFunctionLine(LineMTS):
         pos = self.position_
         if pos == e:
             self.hit_cost_ += 1
-        if not self._close(e):
+        rise = self._close(e)
+        if not rise:
             return pos  # w, p and the position unchanged (the failure mode of the class docstring)
         wt = self._wt
         old = wt[e]
-        new = old * self._decay
+        new = old * (self._decay if rise == 1 else math.exp(-rise / self.theta_))
         wt[e] = new
         delta = new - old
         self._total += delta

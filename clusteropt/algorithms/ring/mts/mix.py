@@ -12,19 +12,20 @@ one of them, chosen by exponential weights of their costs so far, switching lazi
 classic combination of online algorithms for MTS (Blum and Burch 2000; the randomized ``O(log m)``
 of Azar, Broder and Manasse 1993); the constants below are derived here.
 
-Algorithm.  Expert ``i`` has cumulative cost ``L_i`` (its hits and its movement, in the same
-"pay, then move" order as every line MTS of :mod:`~clusteropt.algorithms.ring.mts.line`).  Before
+Algorithm.  Expert ``i`` has cumulative cost ``L_i`` (its hits and ``alpha`` times its movement,
+in the same "pay, then move" order as every line MTS of
+:mod:`~clusteropt.algorithms.ring.mts.line`).  Before
 each request the combined server sits at the position of the expert ``J`` it follows, and ``J``
 has the distribution ``p_i ~ exp(-eta L_i)``.  On a request on ``e`` it pays 1 if it sits at
 ``e``; then every expert serves ``e``, the weights become ``p'``, and the server keeps ``J``
 with probability ``min(1, p'_J / p_J)``, else it switches to an expert ``j`` drawn with
 probability proportional to ``max(0, p'_j - p_j)`` (so ``J`` has distribution ``p'`` again, and
 ``P(switch) = TV(p, p')``, the least possible); it moves to the followed expert's new position.
-``eta = rate / (N - 1)`` (``N - 1`` is the line's diameter ``D``).
+``eta = rate / D`` with ``D = alpha (N - 1)`` the line's diameter.
 
 Guarantee (derived here; for every request sequence fixed in advance and every outcome of the
 experts' own random draws, in expectation over the switching coins only).  Let ``m`` be the
-number of experts and ``B = N`` (an expert pays at most ``1 + D`` per request).  Following ``J``
+number of experts and ``B = 1 + D`` (an expert pays at most ``1 + D`` per request).  Following ``J``
 costs ``J``'s own loss plus at most ``D`` on a switch, and ``TV(p, p') <= sum_i p_i (1 -
 exp(-eta l_i)) <= eta <p, l>`` (``p'_i >= p_i exp(-eta l_i)``), so a request costs at most
 ``(1 + eta D) <p, l>`` in expectation.  The weights' potential ``W = sum_i exp(-eta L_i)`` falls
@@ -34,8 +35,8 @@ exp(-c sum <p, l>)``.  Together:
 
     ``E[cost] <= (1 + eta D) * eta B / (1 - exp(-eta B)) * (min_i L_i + ln(m) / eta)``.
 
-With ``eta = rate / D`` the factor is at most ``(1 + rate)(1 + rate + rate^2 / 3)`` for any
-``N >= 2`` and tends to ``(1 + rate) rate / (1 - exp(-rate))`` as ``N`` grows (at the default
+With ``eta = rate / D`` the factor is at most ``(1 + rate)(1 + rate + rate^2 / 3)`` whenever
+``D >= 1`` and tends to ``(1 + rate) rate / (1 - exp(-rate))`` as ``D`` grows (at the default
 ``rate = 2``: 13 and 6.94; at 0.5: 2.375 and 1.91), and the additive term is
 ``O(D ln(m) / rate)``, which does not depend on the sequence.  Taking expectations over the
 experts (``E min <= min E``): with the paper's HST MTS among the experts, the combined MTS is
@@ -132,7 +133,7 @@ class CombinedLine(LineMTS):
         :data:`~clusteropt.algorithms.ring.mts.MTS_CLASSES` but ``"mix"`` itself); default
         ``("hst", "wfa")``.  Each is built with its defaults (``theta`` goes to a ``"soft"`` expert).
     rate : float
-        ``rate > 0``: the learning rate is ``eta = rate / (N - 1)`` (tag: ours).  Smaller rates
+        ``rate > 0``: the learning rate is ``eta = rate / D``, ``D = alpha (N - 1)`` (tag: ours).  Smaller rates
         give a guarantee factor nearer 1 and a larger additive term (module docstring); larger
         ones follow the leader sooner.
     theta : float, optional
@@ -142,8 +143,8 @@ class CombinedLine(LineMTS):
     ----------
     experts_ : list of LineMTS
         The experts (each serves every request; their servers are simulated, never moved for).
-    expert_costs_ : list of int
-        Each expert's cost so far (hits plus movement).
+    expert_costs_ : list of float
+        Each expert's cost so far (hits plus ``alpha`` times movement; ints when ``alpha`` is one).
     following_ : int
         Index of the expert whose position the server holds.
     switches_ : int
@@ -160,8 +161,11 @@ class CombinedLine(LineMTS):
         self.rate = rate
         self.theta = theta
 
-    def reset(self, n_states: int, start: int = 0, rng: np.random.Generator | int | None = None) -> None:
+    def reset(self, n_states: int, start: int = 0, rng: np.random.Generator | int | None = None, *,
+              alpha: float = 1) -> None:
         """Reset every expert at ``start`` (each from its own stream of ``rng``) and follow one of them.
+
+        ``alpha`` is the cost of moving one state, for the experts and for the combination.
 
         The streams are ``rng.spawn(m + 1)``: expert ``i`` draws from stream ``i``, the switching
         coins from stream ``m``.
@@ -177,19 +181,20 @@ class CombinedLine(LineMTS):
             raise ValueError(f"theta = {self.theta!r} is the soft expert's temperature; "
                              f"experts = {tuple(names)!r} has no 'soft'")
         rate = check_rate(self.rate)
-        super().reset(n_states, start, rng)
+        super().reset(n_states, start, rng, alpha=alpha)
         gen = np.random.default_rng(rng)
         streams = gen.spawn(len(names) + 1)
         self.experts_: list[LineMTS] = []
         for name, stream in zip(names, streams[:-1], strict=True):
             cls = EXPERTS[name]
             expert = cls(theta=self.theta) if cls is SoftWorkFunctionLine else cls()
-            expert.reset(self.n_states_, self.start_, stream)
+            expert.reset(self.n_states_, self.start_, stream, alpha=self.alpha_)
             self.experts_.append(expert)
         self._coins = streams[-1]
         m = len(self.experts_)
-        self.eta_ = rate / max(1, self.n_states_ - 1)
-        self.expert_costs_ = [0] * m
+        diameter = self.alpha_ * (self.n_states_ - 1)
+        self.eta_ = rate / diameter if diameter > 0 else rate  # one state: nothing to learn
+        self.expert_costs_: list[float] = [0] * m
         self._p = [1.0 / m] * m
         self.following_ = int(self._coins.choice(m)) if m > 1 else 0
         self.switches_ = 0
@@ -204,13 +209,13 @@ class CombinedLine(LineMTS):
     def bound(self) -> float:
         """The guarantee's right-hand side at the experts' costs so far (module docstring).
 
-        ``(1 + eta D) eta B / (1 - exp(-eta B)) (min_i L_i + ln(m) / eta)`` with ``D = N - 1``,
-        ``B = N``; it bounds the expected cost over the switching coins.
+        ``(1 + eta D) eta B / (1 - exp(-eta B)) (min_i L_i + ln(m) / eta)`` with ``D = alpha (N -
+        1)``, ``B = 1 + D``; it bounds the expected cost over the switching coins.
         """
-        m, D = len(self.experts_), self.n_states_ - 1
+        m, D = len(self.experts_), self.alpha_ * (self.n_states_ - 1)
         if m == 1 or D == 0:
             return float(min(self.expert_costs_))
-        eta, B = self.eta_, float(self.n_states_)
+        eta, B = self.eta_, 1.0 + D
         factor = (1.0 + eta * D) * eta * B / -math.expm1(-eta * B)
         return factor * (min(self.expert_costs_) + math.log(m) / eta)
 
@@ -223,10 +228,11 @@ class CombinedLine(LineMTS):
             self.hit_cost_ += 1
         self._close(e)
         costs = self.expert_costs_
+        alpha = self.alpha_
         for i, expert in enumerate(self.experts_):
             old = expert.position_
             new = expert.serve(e)
-            costs[i] += int(old == e) + abs(new - old)
+            costs[i] += int(old == e) + alpha * abs(new - old)
         if len(costs) > 1:
             # plain floats: m is 2 or 3, where numpy's per-call overhead would dominate
             low, eta = min(costs), self.eta_
