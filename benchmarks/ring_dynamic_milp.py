@@ -11,9 +11,12 @@ it (else the benchmark stops).  The LP relaxation (``relax=True``) is timed on a
 the MILP is out of reach.
 
 A second table times the DP itself near its own limits (``MAX_DP_LABELLINGS``, ``MAX_DP_GRID`` of
-``clusteropt.algorithms.ring.offline``), per compressed request: ``method="matrix"`` at n = 14,
-l = 2 (3,432 labellings, the limit raised to fit) and ``method="transform"`` at n = 22, l = 2
-(``2^22`` labellings, the grid limit).
+``clusteropt.algorithms.ring.offline``), per compressed request, wall and CPU: ``method="matrix"`` at
+n = 14, l = 2 (3,432 labellings, the limit raised to fit) and ``method="transform"`` at every shape
+at the grid limit ``l^n <= 2^24`` (n = 24 on 2 servers, 15 on 3, 12 on 4), and on a sequence whose
+table does not fit ``MAX_DP_MEMORY`` (n = 18 on 2 servers, 4,000 requests), where the backtrack
+recomputes blocks from checkpoints.  Beside it, ``dynamic_opt_value`` (one forward pass, no
+schedule) on the same instance: the ratio is what the schedule costs.
 
 Run ``python -m benchmarks.ring_dynamic_milp`` (writes ``benchmarks/results/``) or ``--quick``
 (the smallest cases, print only).
@@ -25,7 +28,13 @@ import math
 import time
 
 from benchmarks._report import finish, header, output_dir, parser
-from clusteropt.algorithms.ring.offline import compress_requests, dynamic_opt_dp
+from clusteropt.algorithms.ring.offline import (
+    MAX_DP_MEMORY,
+    compress_requests,
+    dynamic_dp_plan,
+    dynamic_opt_dp,
+    dynamic_opt_value,
+)
 from clusteropt.instances.ring import random_ring
 from clusteropt.models.ring.offline import build_ring_dynamic_opt
 from clusteropt.solvers import solve
@@ -47,7 +56,9 @@ CASES = [
 ]
 QUICK = [c for c in CASES if c[0] == 8 and c[3] <= 32]
 #: (n, servers, pattern, requests, method, max_labellings) for the DP's own timing.
-DP_CASES = [(14, 2, "uniform", 64, "matrix", 3_432), (22, 2, "uniform", 24, "transform", None)]
+DP_CASES = [(14, 2, "uniform", 64, "matrix", 3_432), (22, 2, "uniform", 24, "transform", None),
+            (24, 2, "uniform", 24, "transform", None), (15, 3, "uniform", 24, "transform", None),
+            (12, 4, "uniform", 24, "transform", None), (18, 2, "uniform", 4_000, "transform", None)]
 QUICK_DP = [(12, 2, "uniform", 32, "matrix", None), (16, 2, "uniform", 16, "transform", None)]
 
 
@@ -78,13 +89,23 @@ def _dp_case(n: int, servers: int, pattern: str, requests: int, method: str, max
     inst = random_ring(n, servers, requests, pattern, seed=0)
     steps = int(compress_requests(inst.requests)[0].size)
     kwargs = {} if max_labellings is None else {"max_labellings": max_labellings}
-    t0 = time.perf_counter()
+    plan = dynamic_dp_plan(inst, method=method, **kwargs)
+    t0, c0 = time.perf_counter(), time.process_time()
     dp = dynamic_opt_dp(inst, method=method, **kwargs)
-    seconds = time.perf_counter() - t0
-    labellings = math.factorial(n) // math.factorial(n // servers) ** servers  # every server holds k
-    return {"n": n, "servers": servers, "pattern": pattern, "requests": requests, "method": method,
-            "labellings": labellings, "grid": servers**n, "steps": steps, "value": float(dp.value),
-            "seconds": seconds, "ms_per_step": 1000 * seconds / steps}
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    row = {"n": n, "servers": servers, "pattern": pattern, "requests": requests, "method": method,
+           "labellings": plan.labellings, "grid": plan.grid, "steps": steps, "value": float(dp.value),
+           "table_bytes": 8 * steps * plan.labellings,
+           "checkpointed": method == "transform" and 8 * steps * plan.labellings > MAX_DP_MEMORY,
+           "seconds": seconds, "cpu_s": cpu, "ms_per_step": 1000 * seconds / steps,
+           "value_only_s": None, "value_only_cpu_s": None}
+    if method == "transform":
+        t0, c0 = time.perf_counter(), time.process_time()
+        value = dynamic_opt_value(inst)
+        row["value_only_s"], row["value_only_cpu_s"] = time.perf_counter() - t0, time.process_time() - c0
+        if not math.isclose(value, row["value"], rel_tol=1e-9, abs_tol=1e-9):
+            raise RuntimeError(f"n={n} l={servers}: dynamic_opt_value {value} != dynamic_opt_dp {row['value']}")
+    return row
 
 
 def _num(x, fmt: str = "{:.2f}") -> str:
@@ -111,13 +132,19 @@ def to_markdown(report: dict) -> str:
                      f"{_num(r['handover_s'])} | {_num(r['solve_s'])} | {r['status']} | "
                      f"{_num(r['objective'], '{:g}')} | {_num(r['bound'], '{:g}')} | {_num(r['dp'], '{:g}')} | "
                      f"{_num(r['dp_s'])} |")
-    lines += ["", "The DP alone (seed 0; `ms / step` = its whole time over T'):", "",
-              "| n | l | pattern | T | method | labellings | l^n | T' | OPT_dyn | s | ms / step |",
-              "| ---: | ---: | :--- | ---: | :--- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines += ["", "The DP alone (seed 0; `ms / step` = its whole wall time over T'; `table GB` = the T' x "
+              "labellings values a stored-table backtrack would keep, `checkpointed` when that exceeds "
+              f"MAX_DP_MEMORY = {MAX_DP_MEMORY / 2**30:g} GiB; `value only` = `dynamic_opt_value`, one forward "
+              "pass without the schedule):", "",
+              "| n | l | pattern | T | method | labellings | l^n | T' | table GB | checkpointed | OPT_dyn | s | "
+              "CPU s | ms / step | value only s | value only CPU s |",
+              "|" + " ---: |" * 2 + " :--- | ---: | :--- |" + " ---: |" * 4 + " :--- |" + " ---: |" * 6]
     for r in report["dp"]:
         lines.append(f"| {r['n']} | {r['servers']} | {r['pattern']} | {r['requests']} | {r['method']} | "
-                     f"{r['labellings']:,} | {r['grid']:,} | {r['steps']} | {r['value']:g} | "
-                     f"{r['seconds']:.2f} | {r['ms_per_step']:.1f} |")
+                     f"{r['labellings']:,} | {r['grid']:,} | {r['steps']} | {r['table_bytes'] / 1e9:.2f} | "
+                     f"{'yes' if r['checkpointed'] else ''} | {r['value']:g} | {r['seconds']:.2f} | "
+                     f"{r['cpu_s']:.2f} | {r['ms_per_step']:.1f} | {_num(r['value_only_s'])} | "
+                     f"{_num(r['value_only_cpu_s'])} |")
     lines += ["", f"Whole benchmark {report['wall_s']:.0f} s wall.", ""]
     return "\n".join(lines)
 

@@ -526,7 +526,9 @@ def solve_cmd(instance, model_name, solver, time_limit, mip_gap, threads, relax,
     if json_path:
         head = {"instance": instance, "model": spec.name, "relax": relax, "slot": slot,
                 **({"price_form": model.price_form} if spec.kind == "broker" else {}),
-                **({"job_ids": list(inst.job_ids)} if spec.kind == "gadget" else {})}
+                **({"job_ids": list(inst.job_ids)} if spec.kind == "gadget" else {}),
+                # an exact algorithm's schedule as a run, which `clusteropt verify` replays
+                **(dict(model.solution.output) if getattr(model, "solution", None) is not None else {})}
         _write_solve_result(json_path, head, result, time_limit=time_limit, mip_gap=mip_gap, threads=threads)
 
 

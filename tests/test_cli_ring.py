@@ -147,20 +147,25 @@ def test_the_ring_models_are_registered_by_the_package():
     # a fresh interpreter: what `clusteropt solve` sees (other tests may have imported models.ring here)
     code = "import clusteropt.models as m; print(sorted(n for n in m.MODELS if n.startswith('ring')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['ring-dynamic-cut-lp', 'ring-dynamic-move-lp', 'ring-dynamic-opt', 'ring-static-opt']"
+    want = ["ring-dynamic-cut-lp", "ring-dynamic-dp", "ring-dynamic-move-lp", "ring-dynamic-opt",
+            "ring-static-opt"]
+    assert out.strip() == str(want)
 
 
-def test_solve_the_four_models(tmp_path, capsys):
+def test_solve_the_five_models(tmp_path, capsys):
     pytest.importorskip("clusteropt.models.ring.offline")
     path = tmp_path / "tiny.json"
     assert run(capsys, "generate", "ring", "--n", 6, "--servers", 2, "--requests", 12, "--pattern", "hotspot",
                "--seed", 1, "-o", path)[0] == 0
     values = {}
-    for model in ("ring-static-opt", "ring-dynamic-opt", "ring-dynamic-cut-lp", "ring-dynamic-move-lp"):
+    models = ("ring-static-opt", "ring-dynamic-opt", "ring-dynamic-dp", "ring-dynamic-cut-lp",
+              "ring-dynamic-move-lp")
+    for model in models:
         out_path = tmp_path / f"{model}.json"
         code, _, err = run(capsys, "solve", path, "--model", model, "--json", out_path)
         assert code == 0, err
         values[model] = json.loads(out_path.read_text())["objective"]
+    assert values["ring-dynamic-dp"] == pytest.approx(values["ring-dynamic-opt"], abs=1e-6)
     assert values["ring-dynamic-cut-lp"] <= values["ring-dynamic-opt"] + 1e-6 <= values["ring-static-opt"] + 2e-6
     assert values["ring-dynamic-move-lp"] <= values["ring-dynamic-opt"] + 1e-6
     # the never-migrate run is a feasible static solution: the static optimum is no worse

@@ -1,4 +1,5 @@
-"""Each formulation as a Pyomo ConcreteModel or a CVXPY problem (builders only; they never solve).
+"""Each formulation as a Pyomo ConcreteModel or a CVXPY problem (builders only; they never solve), and the
+optima an exact algorithm of the package solves better than any solver as an :class:`ExactModel`.
 
 Importing this package registers every system's models in :data:`MODELS` and re-exports every
 paper's main builders (and the offline optima / bounds that solve them), so that
@@ -25,6 +26,7 @@ from clusteropt.models.broker.regularized import build_broker_regularized
 from clusteropt.models.coflow.bound import cos_lower_bound
 from clusteropt.models.coflow.open_shop import build_coflow_milp, build_cos_lp, build_cos_milp
 from clusteropt.models.cvxpy_model import CvxpyModel
+from clusteropt.models.exact import ExactModel, ExactSolution
 from clusteropt.models.gadget.ddljs import build_ddljs, ddljs_optimum
 from clusteropt.models.gadget.gvne import build_gvne
 from clusteropt.models.realtime import build_max_weight_ilp, build_region_lp
@@ -44,6 +46,8 @@ from clusteropt.models.worker_placement import (
 __all__ = [
     "MODELS",
     "CvxpyModel",
+    "ExactModel",
+    "ExactSolution",
     "ModelSpec",
     "broker",
     "broker_lp_bound",

@@ -26,9 +26,11 @@ class ModelSpec:
     kind : str
         The instance kind the builder takes.
     builder : callable
-        ``builder(instance, relax=False) -> model`` (Pyomo ConcreteModel or CvxpyModel).
+        ``builder(instance, relax=False) -> model`` (Pyomo ConcreteModel, CvxpyModel or
+        :class:`~clusteropt.models.exact.ExactModel`).
     backend : str
-        ``"pyomo"`` or ``"cvxpy"``.
+        ``"pyomo"``, ``"cvxpy"`` or ``"exact"`` (an exact algorithm of the package: no solver, no
+        LP/MPS form).
     description : str
         One line, with the paper and equation numbers.
     """

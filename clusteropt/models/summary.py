@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from clusteropt.models.cvxpy_model import CvxpyModel
+from clusteropt.models.exact import ExactModel
 
 __all__ = ["model_summary"]
 
@@ -13,7 +14,7 @@ def model_summary(model: Any) -> list[dict[str, Any]]:
     """One row per component: ``component``, ``type`` (variable / constraint / objective /
     parameter), ``size`` (scalar count) and ``doc`` (the paper's symbol and equation).
 
-    Works for Pyomo models and :class:`CvxpyModel` wrappers.
+    Works for Pyomo models, :class:`CvxpyModel` wrappers and :class:`ExactModel` algorithms.
 
     >>> import pyomo.environ as pyo
     >>> m = pyo.ConcreteModel()
@@ -22,6 +23,8 @@ def model_summary(model: Any) -> list[dict[str, Any]]:
     >>> [(r["component"], r["type"], r["size"]) for r in model_summary(m)]
     [('x', 'variable', 2), ('c', 'constraint', 1)]
     """
+    if isinstance(model, ExactModel):
+        return [dict(row) for row in model.components]
     if isinstance(model, CvxpyModel):
         docs = model.docs
         rows = [

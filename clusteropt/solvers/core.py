@@ -236,6 +236,12 @@ def solve(
     """
     backend = backend_of(model)
     check_numbers(time_limit, mip_gap, threads)
+    if backend == "exact":  # an exact algorithm of the package, not a solver (models/exact.py)
+        from clusteropt.solvers.exact_backend import solve_exact
+
+        result = solve_exact(model, solver, time_limit=time_limit, threads=threads, options=options)
+        log.info("%s", result.summary())
+        return check_optimal(result, raise_on_nonoptimal)
     spec, cls = resolve_solver(model, solver, backend)
     native = native_options(
         spec, backend, time_limit=time_limit, mip_gap=mip_gap, threads=threads, options=options

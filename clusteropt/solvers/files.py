@@ -75,7 +75,8 @@ def write_model(model: Any, path: str | Path) -> Path:
     Raises
     ------
     ValueError
-        Unknown suffix.
+        Unknown suffix, or an :class:`~clusteropt.models.exact.ExactModel` (an algorithm, with no
+        LP/MPS form; the message names the solver model of the same optimum).
     FileNotFoundError
         The parent directory does not exist.
     clusteropt.solvers.UnsuitableSolverError
@@ -97,7 +98,10 @@ def write_model(model: Any, path: str | Path) -> Path:
     if not path.parent.is_dir():
         # checked here: HiGHS's writer crashes the interpreter on a missing directory
         raise FileNotFoundError(f"cannot write {path}: no such directory {path.parent}")
-    if backend_of(model) == "pyomo":
+    backend = backend_of(model)
+    if backend == "exact":
+        raise ValueError(model.no_solver_form("LP/MPS form"))
+    if backend == "pyomo":
         # Pyomo picks its LP / MPS writer from the suffix; rows read c_u_capacity(0_gpu)_
         # (Pyomo's prefix for an upper-bounded row), columns y(3_1)
         model.write(str(path), io_options={"symbolic_solver_labels": True})

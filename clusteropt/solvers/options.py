@@ -16,6 +16,7 @@ import numpy as np
 
 from clusteropt.instances.base import shown
 from clusteropt.models.cvxpy_model import CvxpyModel
+from clusteropt.models.exact import ExactModel
 
 __all__ = ["THREADS_ENV", "backend_of", "check_numbers", "default_threads"]
 
@@ -75,18 +76,21 @@ def check_numbers(time_limit, mip_gap, threads) -> None:
 
 
 def backend_of(model: Any) -> str:
-    """``"pyomo"`` for a Pyomo block / ConcreteModel, ``"cvxpy"`` for a Problem or CvxpyModel.
+    """``"pyomo"`` for a Pyomo block / ConcreteModel, ``"cvxpy"`` for a Problem or CvxpyModel,
+    ``"exact"`` for an :class:`~clusteropt.models.exact.ExactModel` (an algorithm of the package).
 
     >>> import cvxpy as cp
     >>> backend_of(cp.Problem(cp.Minimize(0)))
     'cvxpy'
-    >>> backend_of(42)
+    >>> backend_of(42)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    TypeError: cannot solve an object of type int; expected a Pyomo ConcreteModel, a cvxpy.Problem or a CvxpyModel
+    TypeError: cannot solve an object of type int; expected a Pyomo ConcreteModel, a cvxpy.Problem, ...
     """
     if isinstance(model, CvxpyModel):
         return "cvxpy"
+    if isinstance(model, ExactModel):
+        return "exact"
     import cvxpy as cp
 
     if isinstance(model, cp.Problem):
@@ -97,5 +101,5 @@ def backend_of(model: Any) -> str:
         return "pyomo"
     raise TypeError(
         f"cannot solve an object of type {type(model).__name__}; expected a Pyomo "
-        "ConcreteModel, a cvxpy.Problem or a CvxpyModel"
+        "ConcreteModel, a cvxpy.Problem, a CvxpyModel or an ExactModel"
     )

@@ -44,7 +44,7 @@ def test_worker_placement_models_registered():
     assert {"worker-placement", "worker-placement-cvxpy"} <= {m.name for m in models_for("worker-placement")}
     assert models_for("no-such-kind") == []
     for spec in MODELS.values():
-        assert spec.backend in ("pyomo", "cvxpy")
+        assert spec.backend in ("pyomo", "cvxpy", "exact")
         assert spec.description
 
 

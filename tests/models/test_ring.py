@@ -95,7 +95,7 @@ def test_dp_refuses_past_its_limits():
     with pytest.raises(ValueError, match="max_labellings"):
         dynamic_opt_dp(_tiny(12, 2, 10, 0), method="matrix", max_labellings=100)
     with pytest.raises(ValueError, match="max_table"):
-        dynamic_opt_dp(_tiny(8, 2, 50, 0), max_table=100)
+        dynamic_opt_dp(_tiny(8, 2, 50, 0), method="matrix", max_table=100)
     with pytest.raises(ValueError, match="method"):
         dynamic_opt_dp(_tiny(8, 2, 5, 0), method="nope")
 

@@ -19,7 +19,9 @@ Ring partitioning (Sec. 1, Thm 2.1 / 2.2 comparators)
     with ``hit_t(S) = 1`` when the endpoints of request ``t``'s edge are on different servers of
     ``S``.  The inner minimum runs against the ``|S| x |S|`` Hamming matrix, or, when that is
     larger, as a separable distance transform over all ``l^n`` labellings (``n = 22``, ``l = 2``:
-    about 0.7 s per compressed request, ``python -m benchmarks.ring_dynamic_milp``).  Migrating
+    about 0.5 s of CPU per compressed request; ``n = 24``: 2.6 s; ``python -m
+    benchmarks.ring_dynamic_milp``).  The schedule is backtracked from checkpoints of ``W`` within a
+    memory budget (:func:`dynamic_opt_dp`), so the sequence length is not limited.  Migrating
     before the first request is allowed (``t = 1``); migrating after the last one never helps.
     Requests are run-length compressed first (:func:`compress_requests`; a run of ``w`` identical
     requests is one request of weight ``w``), which is exact: given the placements used during a
@@ -68,6 +70,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import time
 from fractions import Fraction
 from math import factorial
 
@@ -77,14 +80,17 @@ __all__ = [
     "MAX_CUT_BOUND_EDGES",
     "MAX_DP_GRID",
     "MAX_DP_LABELLINGS",
+    "MAX_DP_MEMORY",
     "MAX_DP_TABLE",
     "MAX_LABELLINGS",
+    "DPPlan",
     "DynamicDP",
     "WindowBound",
     "arc_labellings",
     "compress_requests",
     "dynamic_arc_bound",
     "dynamic_cut_bound",
+    "dynamic_dp_plan",
     "dynamic_opt_dp",
     "dynamic_opt_restricted",
     "dynamic_opt_value",
@@ -106,14 +112,19 @@ log = logging.getLogger(__name__)
 #: capacity 4 has 34,650).
 MAX_LABELLINGS = 200_000
 #: :func:`dynamic_opt_dp` refuses more labellings than this: each step costs ``|S|^2`` work and
-#: the Hamming matrix ``|S|^2`` bytes (3,000 labellings: 9 MB; 3,432 labellings take about 70 ms a
-#: step, ``python -m benchmarks.ring_dynamic_milp``).
+#: the Hamming matrix ``|S|^2`` bytes (3,000 labellings: 9 MB; 3,432 labellings take about 60 ms of
+#: CPU a step, ``python -m benchmarks.ring_dynamic_milp``).
 MAX_DP_LABELLINGS = 3_000
-#: :func:`dynamic_opt_dp` with ``method="transform"`` refuses ``l^n`` above this (``2^22``: 32 MB of
-#: floats, about 0.7 s a step, the same benchmark).
-MAX_DP_GRID = 1 << 22
-#: :func:`dynamic_opt_dp` stores ``T' x |S|`` values for backtracking and refuses more than this.
+#: :func:`dynamic_opt_dp` with ``method="transform"`` and :func:`dynamic_opt_value` refuse ``l^n`` above
+#: this (``2^24``: ``n = 24`` on 2 servers, 15 on 3, 12 on 4; the labels, one grid of values and the
+#: budgeted rows peak at about 1.3 GB there; ``python -m benchmarks.ring_dynamic_milp`` times a step).
+MAX_DP_GRID = 1 << 24
+#: :func:`dynamic_opt_dp` with ``method="matrix"`` stores ``T' x |S|`` values for backtracking and
+#: refuses more than this.
 MAX_DP_TABLE = 25_000_000
+#: :func:`dynamic_opt_dp` with ``method="transform"`` keeps at most this many bytes of value rows for
+#: backtracking (checkpoints and one recomputed block; module docstring): 1 GiB.
+MAX_DP_MEMORY = 1 << 30
 
 
 def _capacity(n: int, servers: int, capacity) -> int:
@@ -294,9 +305,81 @@ class DynamicDP:
     augmentation: float
 
 
+@dataclasses.dataclass(frozen=True)
+class DPPlan:
+    """How :func:`dynamic_opt_dp` would run on an instance (:func:`dynamic_dp_plan`).
+
+    Attributes
+    ----------
+    method : {"matrix", "transform"}
+    capacity : int
+        The load bound.
+    labellings : int
+        ``|S|``, the capacity-feasible labellings (the DP's states).
+    grid : int
+        ``l^n``, all labellings (the transform's grid).
+    steps : int
+        ``T'``, the compressed requests.
+    """
+
+    method: str
+    capacity: int
+    labellings: int
+    grid: int
+    steps: int
+
+
+def dynamic_dp_plan(instance, capacity: int | None = None, *, method: str = "auto",
+                    max_labellings: int = MAX_DP_LABELLINGS, max_grid: int = MAX_DP_GRID,
+                    max_table: int = MAX_DP_TABLE, max_memory: int = MAX_DP_MEMORY) -> DPPlan:
+    """The method :func:`dynamic_opt_dp` takes on ``instance`` and its sizes, or the ``ValueError``
+    it raises past its limits (the same arguments), without running it.
+
+    ``"auto"`` takes the matrix method when its table fits and it is the cheaper per request
+    (``|S|^2 <= n l^(n+1)``), else the transform.
+
+    >>> from clusteropt.instances.ring import RingInstance
+    >>> dynamic_dp_plan(RingInstance(n=6, servers=3, requests=[1, 1, 5]))
+    DPPlan(method='matrix', capacity=2, labellings=90, grid=729, steps=2)
+    >>> dynamic_dp_plan(RingInstance(n=20, servers=2, requests=[1])).method
+    'transform'
+    """
+    n, ns = instance.n, instance.servers
+    cap = _capacity(n, ns, capacity)
+    if method not in ("auto", "matrix", "transform"):
+        raise ValueError(f"method = {method!r}; expected 'auto', 'matrix' or 'transform'")
+    count = _count_labellings(n, ns, cap)
+    grid = ns ** n
+    steps = int(compress_requests(instance.requests)[0].size)
+    if method == "auto":
+        matrix_ok = count <= max_labellings and steps * count <= max_table
+        transform_ok = grid <= max_grid
+        if matrix_ok and (not transform_ok or count * count <= n * ns * grid):
+            method = "matrix"
+        elif transform_ok:
+            method = "transform"
+        else:
+            raise ValueError(f"dynamic DP too large: {count} labellings (matrix limit max_labellings = "
+                             f"{max_labellings}) and l^n = {grid} (transform limit max_grid = {max_grid}); "
+                             "use the MILP (clusteropt.models.ring.offline) or its LP bound")
+    if method == "matrix" and count > max_labellings:
+        raise ValueError(f"{count} labellings; more than max_labellings = {max_labellings} for method='matrix'")
+    if method == "matrix" and steps * count > max_table:
+        raise ValueError(f"dynamic DP table too large: T' = {steps} compressed requests x {count} "
+                         f"labellings > max_table = {max_table}")
+    if method == "transform" and grid > max_grid:
+        raise ValueError(f"l^n = {grid} labellings in the grid; more than max_grid = {max_grid} for "
+                         "method='transform'")
+    if method == "transform" and int(max_memory) // (8 * count) < 3:
+        raise ValueError(f"max_memory = {max_memory} bytes holds {int(max_memory) // (8 * count)} value rows of "
+                         f"{count} labellings; expected room for at least 3")
+    return DPPlan(method, cap, count, grid, steps)
+
+
 def dynamic_opt_dp(instance, capacity: int | None = None, *, method: str = "auto",
                    max_labellings: int = MAX_DP_LABELLINGS, max_grid: int = MAX_DP_GRID,
-                   max_table: int = MAX_DP_TABLE) -> DynamicDP:
+                   max_table: int = MAX_DP_TABLE, max_memory: int = MAX_DP_MEMORY,
+                   time_limit: float | None = None) -> DynamicDP:
     """The dynamic offline optimum by value iteration over capacity-feasible labellings.
 
     ``W_t(S) = min_S' [W_{t-1}(S') + alpha Ham(S', S)] + w_t hit_t(S)`` (module docstring), on
@@ -312,7 +395,12 @@ def dynamic_opt_dp(instance, capacity: int | None = None, *, method: str = "auto
         meet the capacity (migrations of a step are applied together, Sec. 1).
 
     ``"auto"`` takes the cheaper one within the limits.  An optimal sequence of placements is
-    recovered by backtracking over the stored ``W_t`` (``T' x |S|`` numbers).
+    recovered by backtracking, ``S_{t-1} = argmin_S' W_{t-1}(S') + alpha Ham(S', S_t)``.  The
+    matrix method stores every ``W_t`` (``T' x |S|`` numbers, at most ``max_table``).  The
+    transform method stores ``W_t`` only every so many steps and recomputes one block at a time
+    from its checkpoint (recursively when the checkpoints alone exceed ``max_memory``), so its
+    memory is bounded whatever ``T'`` and its time is a few forward passes (one when the whole
+    table fits).
 
     Parameters
     ----------
@@ -323,9 +411,15 @@ def dynamic_opt_dp(instance, capacity: int | None = None, *, method: str = "auto
     max_labellings : int
         ``"matrix"`` refuses more labellings than this (default :data:`MAX_DP_LABELLINGS`).
     max_grid : int
-        ``"transform"`` refuses ``l^n`` above this (default :data:`MAX_DP_GRID`).
+        ``"transform"`` refuses ``l^n`` above this (default :data:`MAX_DP_GRID`, ``2^24``).
     max_table : int
-        Refuse when the stored table ``T' |S|`` exceeds this (default :data:`MAX_DP_TABLE`).
+        ``"matrix"`` refuses when the stored table ``T' |S|`` exceeds this (default
+        :data:`MAX_DP_TABLE`).
+    max_memory : int
+        Bytes of value rows ``"transform"`` may keep for backtracking (default
+        :data:`MAX_DP_MEMORY`); refused when not even three rows fit.
+    time_limit : float, optional
+        Seconds; past them :class:`TimeoutError` is raised (checked once a request).
 
     Returns
     -------
@@ -336,6 +430,8 @@ def dynamic_opt_dp(instance, capacity: int | None = None, *, method: str = "auto
     ------
     ValueError
         Past the limits (the message names the sizes).
+    TimeoutError
+        ``time_limit`` ran out.
 
     References
     ----------
@@ -350,58 +446,168 @@ def dynamic_opt_dp(instance, capacity: int | None = None, *, method: str = "auto
     (2.0, [[-1, 1, 1], [-1, 3, 0]])
     >>> dynamic_opt_dp(inst, method="transform").value
     2.0
+
+    With room for only three value rows the transform method recomputes blocks from checkpoints;
+    the optimum is the same:
+
+    >>> long = RingInstance(n=6, servers=2, requests=[1, 4, 2, 5, 0, 3] * 8)
+    >>> a = dynamic_opt_dp(long, method="transform")
+    >>> b = dynamic_opt_dp(long, method="transform", max_memory=3 * 8 * 20)   # 20 labellings
+    >>> a.value == b.value, len(b.placements)
+    (True, 48)
     """
-    n, ns = instance.n, instance.servers
-    cap = _capacity(n, ns, capacity)
-    if method not in ("auto", "matrix", "transform"):
-        raise ValueError(f"method = {method!r}; expected 'auto', 'matrix' or 'transform'")
-    count = _count_labellings(n, ns, cap)
-    grid = ns ** n
-    if method == "auto":
-        matrix_ok = count <= max_labellings
-        transform_ok = grid <= max_grid
-        if matrix_ok and (not transform_ok or count * count <= n * ns * grid):
-            method = "matrix"
-        elif transform_ok:
-            method = "transform"
-        else:
-            raise ValueError(f"dynamic DP too large: {count} labellings (matrix limit max_labellings = "
-                             f"{max_labellings}) and l^n = {grid} (transform limit max_grid = {max_grid}); "
-                             "use the MILP (clusteropt.models.ring.offline) or its LP bound")
-    if method == "matrix" and count > max_labellings:
-        raise ValueError(f"{count} labellings; more than max_labellings = {max_labellings} for method='matrix'")
-    if method == "transform" and grid > max_grid:
-        raise ValueError(f"l^n = {grid} labellings in the grid; more than max_grid = {max_grid} for "
-                         "method='transform'")
-    alpha = float(instance.alpha)
+    plan = dynamic_dp_plan(instance, capacity, method=method, max_labellings=max_labellings, max_grid=max_grid,
+                           max_table=max_table, max_memory=max_memory)
+    n, ns, cap, count, method = instance.n, instance.servers, plan.capacity, plan.labellings, plan.method
     edges, weights, starts = compress_requests(instance.requests)
+    alpha = float(instance.alpha)
     initial = np.asarray(instance.initial, dtype=np.int64)
     if edges.size == 0:
         return DynamicDP(0.0, np.zeros((0, n), dtype=np.int64), starts, initial.copy(),
                          np.zeros((0, 3), dtype=np.int64), cap / instance.k)
-    if edges.size * count > max_table:
-        raise ValueError(f"dynamic DP table too large: T' = {edges.size} compressed requests x {count} "
-                         f"labellings > max_table = {max_table}")
-    S = feasible_labellings(n, ns, cap, max_count=max(count, 1))
-    cut = S != np.roll(S, -1, axis=1)  # cut[i, e]: edge e = (e, e + 1) cut in labelling i
-    ham0 = (S != initial).sum(axis=1)
+    deadline = None if time_limit is None else time.monotonic() + float(time_limit)
     log.info("dynamic DP (%s): %d labellings, %d compressed requests (of %d)", method, count, edges.size,
              instance.n_requests)
     if method == "matrix":
-        table = _matrix_dp(S, alpha, ham0, edges, weights)
+        S = feasible_labellings(n, ns, cap, max_count=max(count, 1))
+        table = _matrix_dp(S, alpha, (S != initial).sum(axis=1), edges, weights, deadline=deadline)
+        placements = S[_backtrack(S, alpha, table)]
+        value = float(table[-1].min())
     else:
-        table = np.empty((edges.size, count))
-        table[0] = alpha * ham0 + weights[0] * cut[:, edges[0]]
-        flat = S @ (ns ** np.arange(n - 1, -1, -1, dtype=np.int64))  # lexicographic grid index
-        full = np.full(grid, np.inf)
-        for t in range(1, edges.size):
-            full.fill(np.inf)
-            full[flat] = table[t - 1]
-            _hamming_transform(full, n, ns, alpha)
-            table[t] = full[flat] + weights[t] * cut[:, edges[t]]
-    placements = S[_backtrack(S, alpha, table)]
+        states = _GridStates(n, ns, cap)
+        value, seq = _checkpointed_path(states, states.indicator(initial), edges, weights, alpha,
+                                        int(max_memory) // (8 * count), deadline)
+        placements = states.labelling(seq)
     migrations = migrations_from_placements(initial, placements, starts)
-    return DynamicDP(float(table[-1].min()), placements, starts, initial.copy(), migrations, cap / instance.k)
+    return DynamicDP(value, placements, starts, initial.copy(), migrations, cap / instance.k)
+
+
+def _past(deadline: float | None, t: int, total: int) -> None:
+    if deadline is not None and time.monotonic() > deadline:
+        raise TimeoutError(f"dynamic DP: time limit reached at compressed request {t} of {total}")
+
+
+class _GridStates:
+    """The capacity-feasible labellings as points of the grid of all ``l^n`` (lexicographic order).
+
+    Process ``v`` is the grid digit of weight ``l^(n-1-v)``, so the feasible points in grid order
+    are the rows of :func:`feasible_labellings` in its order.  ``move`` is the Hamming distance
+    transform of a value vector over the feasible points (through the whole grid, infeasible
+    points at ``+inf``).
+    """
+
+    def __init__(self, n: int, servers: int, cap: int) -> None:
+        self.n, self.servers = n, servers
+        grid = servers ** n
+        self.powers = servers ** np.arange(n - 1, -1, -1, dtype=np.int64)
+        idx = np.arange(grid, dtype=np.int64)
+        labels = np.empty((n, grid), dtype=np.int8)
+        for v in range(n):
+            labels[v] = (idx // self.powers[v]) % servers
+        del idx
+        feasible = np.ones(grid, dtype=bool)
+        load = np.zeros(grid, dtype=np.int16)
+        for c in range(servers):
+            load[:] = 0
+            for v in range(n):
+                load += labels[v] == c
+            feasible &= load <= cap
+        self.index = np.flatnonzero(feasible)
+        del load, feasible
+        self.labels = labels[:, self.index]  # (n, |S|): server of process v in feasible point j
+        del labels
+        self.cut = self.labels != np.roll(self.labels, -1, axis=0)  # cut[e, j]: edge (e, e+1) cut in j
+        self.full = np.empty(grid)
+
+    @property
+    def size(self) -> int:
+        return int(self.index.size)
+
+    def indicator(self, labelling) -> np.ndarray:
+        """0 at ``labelling``, ``+inf`` at every other feasible point."""
+        v = np.full(self.size, np.inf)
+        v[int(np.searchsorted(self.index, int(np.asarray(labelling, dtype=np.int64) @ self.powers)))] = 0.0
+        return v
+
+    def move(self, values: np.ndarray, alpha: float) -> np.ndarray:
+        """``min_u values[u] + alpha Ham(u, .)`` over the feasible points."""
+        self.full.fill(np.inf)
+        self.full[self.index] = values
+        _hamming_transform(self.full, self.n, self.servers, alpha)
+        return self.full[self.index]
+
+    def hamming(self, j: int) -> np.ndarray:
+        """``Ham(u, point j)`` for every feasible point ``u``."""
+        return (self.labels != self.labels[:, j:j + 1]).sum(axis=0)
+
+    def labelling(self, points) -> np.ndarray:
+        """The labellings (rows, int64) of the feasible points ``points``."""
+        return self.labels[:, np.asarray(points, dtype=np.int64)].T.astype(np.int64)
+
+
+def _checkpointed_path(states: _GridStates, start: np.ndarray, edges: np.ndarray, weights: np.ndarray,
+                       alpha: float, rows: int, deadline: float | None) -> tuple[float, np.ndarray]:
+    """``(OPT, point serving each compressed request)`` of the DP over ``states``, keeping at most
+    ``rows`` value vectors at once (``rows >= 3``: the start, the one being computed, one kept).
+
+    A segment's budget is the rows it may keep beyond its start.  A segment that fits is run
+    forward with every row kept and backtracked, ``S_{t-1} = argmin W_{t-1} + alpha Ham(., S_t)``.
+    A longer one is cut into ``K = max(2, budget // 2)`` pieces: one forward pass keeps the values
+    at the ``K - 1`` inner piece starts, and the pieces are solved last to first with ``budget - K
+    + 1`` rows each, the point serving the next piece's first request fixing where each backtrack
+    ends.  With a budget of one row a segment recomputes from its start for every request.
+    """
+    total = edges.size
+    seq = np.empty(total, dtype=np.int64)
+    value = [np.inf]
+
+    def step(v: np.ndarray, t: int) -> np.ndarray:
+        _past(deadline, t, total)
+        out = states.move(v, alpha)
+        out += weights[t] * states.cut[edges[t]]
+        return out
+
+    def pick(v: np.ndarray, t: int, after: int) -> int:
+        if after < 0:  # the last request: the optimum ends anywhere
+            value[0] = float(v.min())
+            return int(v.argmin())
+        return int((v + alpha * states.hamming(after)).argmin())
+
+    def segment(before: np.ndarray, t0: int, t1: int, after: int, budget: int) -> None:
+        length = t1 - t0
+        if length <= budget:
+            kept = []
+            v = before
+            for t in range(t0, t1):
+                v = step(v, t)
+                kept.append(v)
+            for i in range(length - 1, -1, -1):
+                after = seq[t0 + i] = pick(kept.pop(), t0 + i, after)
+            return
+        if budget == 1:
+            for t_end in range(t1 - 1, t0 - 1, -1):
+                v = before
+                for t in range(t0, t_end + 1):
+                    v = step(v, t)
+                after = seq[t_end] = pick(v, t_end, after)
+            return
+        pieces = max(2, budget // 2)
+        size = -(-length // pieces)
+        bounds = [*range(t0, t1, size), t1]
+        inner = set(bounds[1:-1])
+        marks = [before]
+        v = before
+        for t in range(t0, bounds[-2]):
+            v = step(v, t)
+            if t + 1 in inner:
+                marks.append(v)
+        child = budget - (len(bounds) - 2)
+        for j in range(len(bounds) - 2, -1, -1):
+            segment(marks.pop(), bounds[j], bounds[j + 1], after, child)
+            after = int(seq[bounds[j]])
+
+    segment(start, 0, total, -1, rows - 2)
+    return value[0], seq
 
 
 def _hamming_transform(w: np.ndarray, digits: int, base: int, cost: float) -> None:
@@ -419,13 +625,14 @@ def _hamming_transform(w: np.ndarray, digits: int, base: int, cost: float) -> No
 
 
 def _matrix_dp(S: np.ndarray, alpha: float, ham0: np.ndarray, edges: np.ndarray,
-               weights: np.ndarray) -> np.ndarray:
+               weights: np.ndarray, *, deadline: float | None = None) -> np.ndarray:
     """The value table ``W_t`` (``T' x |S|``) of the DP over the labellings ``S`` (rows)."""
     cut = S != np.roll(S, -1, axis=1)  # cut[i, e]: edge e = (e, e + 1) cut in labelling i
     table = np.empty((edges.size, S.shape[0]))
     table[0] = alpha * ham0 + weights[0] * cut[:, edges[0]]
     move = alpha * hamming_matrix(S).astype(float)  # move[i, j]: from labelling i to j
     for t in range(1, edges.size):
+        _past(deadline, t, edges.size)
         table[t] = (table[t - 1][:, None] + move).min(axis=0) + weights[t] * cut[:, edges[t]]
     return table
 
@@ -439,7 +646,7 @@ def _backtrack(S: np.ndarray, alpha: float, table: np.ndarray) -> np.ndarray:
     return seq
 
 
-def dynamic_opt_value(instance, capacity: int | None = None, *, max_grid: int = 1 << 24) -> float:
+def dynamic_opt_value(instance, capacity: int | None = None, *, max_grid: int = MAX_DP_GRID) -> float:
     """The dynamic offline optimum's value only, by the distance transform of :func:`dynamic_opt_dp`.
 
     Keeps one vector of ``l^n`` values (float64) instead of the ``T' x |S|`` table that
@@ -468,25 +675,11 @@ def dynamic_opt_value(instance, capacity: int | None = None, *, max_grid: int = 
         raise ValueError(f"l^n = {grid} labellings; more than max_grid = {max_grid}")
     alpha = float(instance.alpha)
     edges, weights, _ = compress_requests(instance.requests)
-    idx = np.arange(grid, dtype=np.int64)
-    powers = ns ** np.arange(n, dtype=np.int64)
-    labels = np.empty((n, grid), dtype=np.int8)
-    for v in range(n):
-        labels[v] = (idx // powers[v]) % ns
-    del idx
-    load = np.zeros(grid, dtype=np.int16)
-    infeasible = np.zeros(grid, dtype=bool)
-    for c in range(ns):
-        load[:] = 0
-        for v in range(n):
-            load += labels[v] == c
-        infeasible |= load > cap
-    w = np.full(grid, np.inf)
-    w[int((np.asarray(instance.initial, dtype=np.int64) * powers).sum())] = 0.0
+    states = _GridStates(n, ns, cap)
+    w = states.indicator(instance.initial)
     for e, r in zip(edges.tolist(), weights.tolist(), strict=True):
-        _hamming_transform(w, n, ns, alpha)
-        w[infeasible] = np.inf
-        w += r * (labels[e] != labels[(e + 1) % n])
+        w = states.move(w, alpha)
+        w += r * states.cut[e]
     return float(w.min())
 
 

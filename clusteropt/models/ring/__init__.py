@@ -3,7 +3,7 @@
 =====================  ======================================================================
 module                 what it builds
 =====================  ======================================================================
-:mod:`.offline`        ``OPT_static`` (Thm 2.2) and ``OPT_dyn`` (Thm 2.1) as MILPs
+:mod:`.offline`        ``OPT_static`` (Thm 2.2) and ``OPT_dyn`` (Thm 2.1) as MILPs; ``OPT_dyn`` by the exact DP
 :mod:`.cut`            ours: the LP over cut sets, a lower bound of ``OPT_dyn`` at any ``n``
 :mod:`.move`           ours: a lower bound of ``OPT_dyn`` that sees how far a cut moves
 =====================  ======================================================================
@@ -35,6 +35,7 @@ from clusteropt.models.ring.offline import (
     MAX_DYNAMIC_BINARIES,
     MAX_DYNAMIC_STEPS,
     RingOptimum,
+    build_ring_dynamic_dp,
     build_ring_dynamic_opt,
     build_ring_static_opt,
     contiguous_arcs_cost,
@@ -54,6 +55,7 @@ __all__ = [
     "MoveLPBound",
     "RingOptimum",
     "build_ring_cut_lp",
+    "build_ring_dynamic_dp",
     "build_ring_dynamic_opt",
     "build_ring_move_lp",
     "build_ring_static_opt",

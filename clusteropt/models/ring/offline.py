@@ -30,6 +30,14 @@ MILPs below are the package's (docs/algorithms/ring-partitioning.md A5).  Proces
     so :func:`build_ring_dynamic_opt` refuses more than ``max_steps`` compressed requests or
     ``max_binaries`` binaries (a ``ValueError`` naming the sizes instead of a hang).
 
+:func:`build_ring_dynamic_dp`
+    The same ``OPT_dyn`` solved by the package's labelling DP
+    (:func:`~clusteropt.algorithms.ring.offline.dynamic_opt_dp`), an exact algorithm rather than a
+    solver model (:class:`~clusteropt.models.exact.ExactModel`, backend ``"exact"``): value iteration
+    over the capacity-feasible labellings, exact with a schedule wherever ``l^n <= 2^24``
+    (``n <= 24`` on 2 servers, 15 on 3, 12 on 4) at any sequence length.  Where both run they
+    agree; the MILP is the form for external solvers and LP/MPS files, the DP the one to solve.
+
 ``relax=True`` gives the LP relaxations (lower bounds).  They are weak: spreading every process
 evenly (``x = 1/l``) cuts nothing and meets every capacity, so both LP bounds are at most
 ``alpha n (l - 1) / l`` (static) and ``alpha n / l`` (dynamic: the migration rows take the
@@ -59,8 +67,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyomo.environ as pyo
 
-from clusteropt.algorithms.ring.offline import compress_requests, migrations_from_placements, schedule_cost
+from clusteropt.algorithms.ring.offline import (
+    compress_requests,
+    dynamic_dp_plan,
+    dynamic_opt_dp,
+    migrations_from_placements,
+    schedule_cost,
+)
 from clusteropt.instances.ring import RingInstance
+from clusteropt.models.exact import ExactModel, ExactSolution
 from clusteropt.models.registry import ModelSpec, register_model
 
 if TYPE_CHECKING:
@@ -70,6 +85,7 @@ __all__ = [
     "MAX_DYNAMIC_BINARIES",
     "MAX_DYNAMIC_STEPS",
     "RingOptimum",
+    "build_ring_dynamic_dp",
     "build_ring_dynamic_opt",
     "build_ring_static_opt",
     "contiguous_arcs_cost",
@@ -85,12 +101,12 @@ MAX_DYNAMIC_STEPS = 1_000
 #: Default limit on the binaries ``T' n l`` of :func:`build_ring_dynamic_opt`.  Measured by
 #: ``python -m benchmarks.ring_dynamic_milp`` (``benchmarks/results/ring_dynamic_milp.md``: HiGHS
 #: 1.15, 60 s a solve, 2 cores shared with other work, seed 0, alpha = 1): n = 8, l = 2 proves
-#: optimality in 0.6-1.2 s at T' = 21-26 (336-416 binaries), 10-18 s at T' = 44-51 (704-816) and
-#: 57 s or not at all at T' = 77-80 (1,232-1,280); n = 12, l = 3 at T' = 42-43 (about 1,500) and
+#: optimality in 0.3-0.8 s at T' = 21-26 (336-416 binaries), 6-13 s at T' = 44-51 (704-816) and
+#: 45-48 s at T' = 77-80 (1,232-1,280); n = 12, l = 3 at T' = 42-43 (about 1,500) and
 #: n = 16, l = 4 at T' = 43-44 (about 2,800) are not proven, with incumbents 2-12 times the
 #: optimum where the DP gives it.  The LP relaxation at n = 32, l = 4, T' = 250 (32,000 columns
-#: of ``x``) takes 36 s and gives ``alpha n / l``.  Prefer
-#: :func:`clusteropt.algorithms.ring.offline.dynamic_opt_dp` where it fits.
+#: of ``x``) takes 30 s and gives ``alpha n / l``.  Prefer the model ``ring-dynamic-dp``
+#: (:func:`clusteropt.algorithms.ring.offline.dynamic_opt_dp`) where it fits.
 MAX_DYNAMIC_BINARIES = 5_000
 
 
@@ -273,6 +289,88 @@ def build_ring_dynamic_opt(instance: RingInstance, relax: bool = False, capacity
     log.info("dynamic OPT model: T' = %d (of %d requests), n = %d, l = %d, %d x variables", T,
              instance.n_requests, n, ns, binaries)
     return m
+
+
+def build_ring_dynamic_dp(instance: RingInstance, relax: bool = False, capacity: float | None = None,
+                          method: str = "auto") -> ExactModel:
+    """``OPT_dyn`` (Thm 2.1's comparator) as the labelling DP: an exact model with a schedule.
+
+    The sizes are checked here (:func:`~clusteropt.algorithms.ring.offline.dynamic_dp_plan`: a
+    ``ValueError`` naming them past the DP's limits); ``solve`` runs
+    :func:`~clusteropt.algorithms.ring.offline.dynamic_opt_dp` and returns its value (objective =
+    bound, gap 0) and ``placement[t, v]``, the server of process ``v`` while compressed request
+    ``t`` is served, with ``starts[t]``, the original index of its first request.  The written
+    result adds the schedule as a run (``system``, ``initial``, ``migrations``, ``augmentation``)
+    so that ``clusteropt verify INSTANCE RESULT`` replays it; the cost recomputed from the
+    placements must equal the DP's value, or the solve fails.
+
+    Parameters
+    ----------
+    instance : RingInstance
+    relax : bool
+        Refused: an exact algorithm has no relaxation (``ring-dynamic-opt`` with ``relax=True`` is
+        the LP relaxation of the same optimum).
+    capacity : float, optional
+        Load bound (default ``k``; the floor of a fractional ``c k``).
+    method : {"auto", "matrix", "transform"}
+        The DP's minimisation (:func:`~clusteropt.algorithms.ring.offline.dynamic_opt_dp`).
+
+    References
+    ----------
+    Paper 004, Sec. 1 (dynamic OPT may migrate before every request), Thm 2.1;
+    docs/algorithms/ring-partitioning.md A5.
+
+    Examples
+    --------
+    >>> from clusteropt.solvers import solve
+    >>> inst = RingInstance(n=4, servers=2, requests=[1, 1, 1, 1, 1, 3])
+    >>> m = build_ring_dynamic_dp(inst)
+    >>> r = solve(m)
+    >>> r.objective, r.gap, r.solver, r.backend, r.values["placement"].tolist()
+    (2.0, 0.0, 'labelling-dp', 'exact', [[0, 1, 1, 0], [0, 1, 1, 0]])
+    >>> m.solution.output["migrations"]      # before the first request: processes 1 and 3 swap
+    [[-1, 1, 1], [-1, 3, 0]]
+    """
+    if relax:
+        raise ValueError("model 'ring-dynamic-dp' is exact and has no relaxation; the LP relaxation of the "
+                         "same optimum is model 'ring-dynamic-opt' with relax (--relax)")
+    import time
+
+    start = time.perf_counter()
+    cap = _capacity(instance, capacity)
+    plan = dynamic_dp_plan(instance, cap, method=method)
+    n, ns, T = instance.n, instance.servers, plan.steps
+    edges, weights, _ = compress_requests(instance.requests)
+
+    def run(time_limit: float | None) -> ExactSolution:
+        sol = dynamic_opt_dp(instance, cap, method=plan.method, time_limit=time_limit)
+        recount = schedule_cost(instance, sol.placements, edges, weights) if T else 0.0
+        if not math.isclose(recount, sol.value, rel_tol=1e-9, abs_tol=1e-9):
+            raise RuntimeError(f"ring-dynamic-dp: DP value {sol.value} but its schedule costs {recount}")
+        steps = range(1, T + 1)
+        return ExactSolution(
+            sol.value, {"placement": sol.placements, "starts": sol.starts},
+            labels={"placement": [(t, v) for t in steps for v in range(n)], "starts": [(t,) for t in steps]},
+            index_names={"placement": ("T", "V"), "starts": ("T",)},
+            output={"system": "ring", "policy": "ring-dynamic-dp", "n_requests": instance.n_requests,
+                    "initial": sol.initial.tolist(), "migrations": sol.migrations.tolist(),
+                    "augmentation": sol.augmentation, "capacity": cap, "method": plan.method})
+
+    rows = [
+        {"component": "S", "type": "state", "size": plan.labellings,
+         "doc": f"labellings of the n = {n} processes with every load <= {cap} (the DP's states)"},
+        {"component": "W", "type": "value", "size": T * plan.labellings,
+         "doc": "W_t(S) = min_S' [W_{t-1}(S') + alpha Ham(S', S)] + w_t hit_t(S), by the "
+                f"{plan.method} method (A5)"},
+        {"component": "placement", "type": "variable", "size": T * n,
+         "doc": "placement[t, v]: server of process v while compressed request t is served"},
+        {"component": "capacity", "type": "constraint", "size": T * ns,
+         "doc": f"every server holds <= {cap} processes after every step's migrations (Sec. 1)"},
+        {"component": "cost", "type": "objective", "size": 1,
+         "doc": "OPT_dyn: sum_t w_t hit_t (communication) + alpha sum_t Ham(S_{t-1}, S_t) (migration)"},
+    ]
+    return ExactModel("ring-dynamic-dp", "labelling-dp", rows, run, solver_model="ring-dynamic-opt",
+                      build_seconds=time.perf_counter() - start)
 
 
 def placements_from_model(model: pyo.ConcreteModel, *, tol: float = 1e-6) -> np.ndarray:
@@ -485,5 +583,9 @@ register_model(ModelSpec(
     "(docs/algorithms/ring-partitioning.md A5)"))
 register_model(ModelSpec(
     "ring-dynamic-opt", "ring", _dynamic_builder, "pyomo",
-    "paper 004 Sec. 1 / Thm 2.1: dynamic OPT, time-expanded MILP on run-compressed requests "
+    "paper 004 Sec. 1 / Thm 2.1: dynamic OPT, time-expanded MILP on run-compressed requests; proves small "
+    "sizes only, solve with ring-dynamic-dp (docs/algorithms/ring-partitioning.md A5)"))
+register_model(ModelSpec(
+    "ring-dynamic-dp", "ring", build_ring_dynamic_dp, "exact",
+    "paper 004 Sec. 1 / Thm 2.1: dynamic OPT by the exact labelling DP, value and schedule, to l^n <= 2^24 "
     "(docs/algorithms/ring-partitioning.md A5)"))
