@@ -453,6 +453,21 @@ def test_record_check_slices_are_grid_values():
         _grid_values(get_experiment("ring-ratio-exact"), {"n": [5]})
 
 
+def test_ring_follow_quick(tmp_path):
+    """Which policy: every run verified inside the benchmark, one row per (instance, policy), and the
+    tables are the rows' own ratios to the better baseline."""
+    from benchmarks import ring_follow
+
+    assert ring_follow.main(["--quick", "--out", str(tmp_path)]) == 0
+    rows = pd.DataFrame(json.loads((tmp_path / "ring_follow.json").read_text())["rows"])
+    assert len(rows) == len(ring_follow.cases(True)) * (len(ring_follow.POLICIES) + 2)
+    setting, summary = ring_follow.tables(rows)
+    base = setting[["never", "greedy"]].min(axis=1)
+    assert (base >= 1 - 1e-9).all()   # a mean of minima is at most each mean
+    assert set(summary.variant) == {"follow@0.5", "follow-diameter@0.5"}
+    assert "## By pattern" in (tmp_path / "ring_follow.md").read_text()
+
+
 def test_ring_dynamic_milp_quick(tmp_path):
     from benchmarks import ring_dynamic_milp
 

@@ -31,6 +31,10 @@ Policies (:data:`POLICIES`; ``make_policy(name, **params)``):
     first request.
 ``greedy``
     Moves a server boundary to the least-requested edge nearby.
+``follow``
+    Runs ``dynamic-mix``, ``greedy`` and ``never`` side by side and holds the placement of one of
+    them, chosen by exponential weights of their costs with lazy switching (ours; the
+    guarantee of ``dynamic-mix`` up to a constant factor and an additive term).
 """
 
 from __future__ import annotations
@@ -76,6 +80,7 @@ POLICIES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "never": ("clusteropt.algorithms.ring.baselines", "NeverMigrate", {}),
     "static-best": ("clusteropt.algorithms.ring.baselines", "StaticBestArcs", {}),
     "greedy": ("clusteropt.algorithms.ring.baselines", "GreedyCut", {}),
+    "follow": ("clusteropt.algorithms.ring.follow", "FollowRing", {}),
 }
 
 

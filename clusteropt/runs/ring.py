@@ -17,11 +17,12 @@ _POLICIES = {
     "never": "baseline: never migrate",
     "static-best": "baseline: the best arcs in hindsight, placed once",
     "greedy": "baseline: move the cut off each requested edge greedily",
+    "follow": "the package's: follow the cheapest of dynamic-mix, greedy and never (lazy switching)",
 }
 
 _OPTIONS = {
     "epsilon": "the algorithm's epsilon (dynamic*, static, greedy; default: the algorithm's own)",
-    "rate": "dynamic-mix: learning-rate scale of the combined line MTS (default 2)",
+    "rate": "dynamic-mix and follow: learning-rate scale of the combination (defaults 2 and 0.5)",
 }
 
 

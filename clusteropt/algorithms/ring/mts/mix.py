@@ -21,7 +21,8 @@ has the distribution ``p_i ~ exp(-eta L_i)``.  On a request on ``e`` it pays 1 i
 with probability ``min(1, p'_J / p_J)``, else it switches to an expert ``j`` drawn with
 probability proportional to ``max(0, p'_j - p_j)`` (so ``J`` has distribution ``p'`` again, and
 ``P(switch) = TV(p, p')``, the least possible); it moves to the followed expert's new position.
-``eta = rate / D`` with ``D = alpha (N - 1)`` the line's diameter.
+``eta = rate / D`` with ``D = alpha (N - 1)`` the line's diameter.  The weights and the switching rule are
+:class:`~clusteropt.algorithms.ring.experts.LazyFollower`, shared with the ring policy ``follow``.
 
 Guarantee (derived here; for every request sequence fixed in advance and every outcome of the
 experts' own random draws, in expectation over the switching coins only).  Let ``m`` be the
@@ -86,6 +87,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from clusteropt.algorithms.ring.experts import LazyFollower, follow_bound
 from clusteropt.algorithms.ring.mts.hst import EntropicHSTLine
 from clusteropt.algorithms.ring.mts.line import LineMTS, SoftWorkFunctionLine, WorkFunctionLine
 
@@ -190,21 +192,28 @@ class CombinedLine(LineMTS):
             expert = cls(theta=self.theta) if cls is SoftWorkFunctionLine else cls()
             expert.reset(self.n_states_, self.start_, stream, alpha=self.alpha_)
             self.experts_.append(expert)
-        self._coins = streams[-1]
         m = len(self.experts_)
         diameter = self.alpha_ * (self.n_states_ - 1)
         self.eta_ = rate / diameter if diameter > 0 else rate  # one state: nothing to learn
-        self.expert_costs_: list[float] = [0] * m
-        self._p = [1.0 / m] * m
-        self.following_ = int(self._coins.choice(m)) if m > 1 else 0
-        self.switches_ = 0
+        self._follow = LazyFollower(m, self.eta_, streams[-1])
+        self.expert_costs_: list[float] = self._follow.costs
         # where the experts start (an expert that rounds a spread-out start draws its position):
         # the server starts at the followed one's, not charged, as for the randomized experts
         self.position_ = self.experts_[self.following_].position_
 
+    @property
+    def following_(self) -> int:
+        """Index of the expert whose position the server holds."""
+        return self._follow.following
+
+    @property
+    def switches_(self) -> int:
+        """Times the server changed the expert it follows."""
+        return self._follow.switches
+
     def weights(self) -> np.ndarray:
         """``p``: the probability of following each expert (``~ exp(-eta L_i)``)."""
-        return np.asarray(self._p, dtype=float)
+        return self._follow.weights()
 
     def bound(self) -> float:
         """The guarantee's right-hand side at the experts' costs so far (module docstring).
@@ -212,12 +221,8 @@ class CombinedLine(LineMTS):
         ``(1 + eta D) eta B / (1 - exp(-eta B)) (min_i L_i + ln(m) / eta)`` with ``D = alpha (N -
         1)``, ``B = 1 + D``; it bounds the expected cost over the switching coins.
         """
-        m, D = len(self.experts_), self.alpha_ * (self.n_states_ - 1)
-        if m == 1 or D == 0:
-            return float(min(self.expert_costs_))
-        eta, B = self.eta_, 1.0 + D
-        factor = (1.0 + eta * D) * eta * B / -math.expm1(-eta * B)
-        return factor * (min(self.expert_costs_) + math.log(m) / eta)
+        D = self.alpha_ * (self.n_states_ - 1)
+        return follow_bound(self.expert_costs_, self.eta_, D, 1.0 + D)
 
     def serve(self, e: int) -> int:
         """Serve a request on state ``e``; return the new position."""
@@ -227,28 +232,14 @@ class CombinedLine(LineMTS):
         if pos == e:
             self.hit_cost_ += 1
         self._close(e)
-        costs = self.expert_costs_
         alpha = self.alpha_
-        for i, expert in enumerate(self.experts_):
+        step = []
+        for expert in self.experts_:
             old = expert.position_
             new = expert.serve(e)
-            costs[i] += int(old == e) + alpha * abs(new - old)
-        if len(costs) > 1:
-            # plain floats: m is 2 or 3, where numpy's per-call overhead would dominate
-            low, eta = min(costs), self.eta_
-            z = [math.exp(-eta * (c - low)) for c in costs]
-            total = sum(z)
-            new_p = [x / total for x in z]
-            old_p = self._p
-            j = self.following_
-            if new_p[j] < old_p[j] and self._coins.random() >= new_p[j] / old_p[j]:
-                gain = [max(0.0, a - b) for a, b in zip(new_p, old_p, strict=True)]
-                g = sum(gain)
-                if g > 0.0:
-                    self.following_ = int(self._coins.choice(len(gain), p=[x / g for x in gain]))
-                    self.switches_ += 1
-            self._p = new_p
-        new_pos = self.experts_[self.following_].position_
+            step.append(int(old == e) + alpha * abs(new - old))
+        self._follow.update(step)
+        new_pos = self.experts_[self._follow.following].position_
         if new_pos != pos:
             self.move_cost_ += abs(new_pos - pos)
             self.position_ = new_pos
