@@ -34,7 +34,7 @@ from collections import Counter
 
 import numpy as np
 
-import clusteropt.models.broker.milp as broker_models
+import clusteropt.models.broker.regularized as broker_models
 from benchmarks._report import header, machine_info, output_dir, parser, write_results
 from clusteropt.instances.broker import broker_preset
 from clusteropt.models.broker.milp import build_broker_milp

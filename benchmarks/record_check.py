@@ -74,6 +74,7 @@ SLICES: dict[str, dict[str, list]] = {
     "ring-load": {"trial": [4]},
     "ring-ratio": {"n": [16]},
     "ring-ratio-exact": {"n": [6]},
+    "ring-ratio-dp": {"shape": ["8/2", "6/3"]},
     "ring-sensitivity": {},
     "worker-placement-gap": {"n_jobs": [8]},
 }

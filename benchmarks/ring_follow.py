@@ -161,6 +161,16 @@ def to_markdown(report: dict) -> str:
         best = min(means, key=means.get)
         shown = " | ".join(f"{means[c]:.2f}" for c in cols)
         lines.append(f"| {pattern} | {len(part)} | {shown} | {best} |")
+    stationary = ("uniform", "hotspot", "zipf")
+    costly = wide[(wide.index.get_level_values("alpha") == 16.0)
+                  & wide.index.get_level_values("pattern").isin(stationary)]
+    if len(costly):
+        means = costly.groupby(level=["n", "pattern"]).mean()
+        lines += ["", "## alpha 16, stationary patterns: mean cost / mean cost of never", "",
+                  "<a id=\"alpha16\"></a>", "",
+                  "| n | pattern | " + " | ".join(cols) + " |", "| ---: | :--- |" + " ---: |" * len(cols)]
+        for (n, pattern), r in means.iterrows():
+            lines.append(f"| {n} | {pattern} | " + " | ".join(f"{r[c] / r['never']:.2f}" for c in cols) + " |")
     lines += ["", "## CPU microseconds per request (mean over the instances)", "",
               "| n | " + " | ".join(cols) + " |", "| ---: |" + " ---: |" * len(cols)]
     for n, r in cpu.iterrows():

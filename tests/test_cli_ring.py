@@ -194,7 +194,7 @@ GEN = ["generate", "ring", "--n", "16", "--servers", "4", "--requests", "10", "-
     ([*GEN, "--alpha", "-1"], "alpha = -1"),
     (["generate", "ring", "--n", "16", "--servers", "4", "--requests", "10", "-o", "{d}/no/such/dir/x.json"],
      "cannot write"),
-    (["run", "{f}", "--policy", "mlbroker"], "--policy 'mlbroker'; ring instances take dynamic"),
+    (["run", "{f}", "--policy", "mlbroker"], "--policy 'mlbroker'; ring instances take static"),
     (["run", "{f}", "--policy", "never", "--epsilon", "0.1"], "has no parameter 'epsilon'"),
     (["run", "{f}", "--policy", "greedy", "--epsilon", "-0.1"], "epsilon = -0.1"),
     (["run", "{d}/missing.json", "--policy", "never"], "no such instance file"),

@@ -42,6 +42,14 @@ about the same and never migrating is nearly optimal, so no algorithm can show a
     epsilon 0.5 and the static algorithm's ``cluster_cap = 1`` keep every promised ``c k`` below
     ``n`` (with ``c >= l`` an algorithm could legally put every process on one server).
 
+``ring-ratio-dp``
+    ALG / OPT_dyn with the exact DP on every shape ``(n, l)`` it solves within the recording
+    budget (``shape = "n/l"``: n = 8, 12, 16, 20 on 2 servers, 6, 9, 12 on 3, 8 on 4; 16 requests
+    per process, 5 seeds), every pattern, every policy with ``dynamic-mix`` and ``follow``.
+    Tables ``exact`` (per shape: ALG / OPT_dyn, at capacity k and at the run's own ``c k``,
+    ALG / OPT_static, ALG / min(never, greedy) of the same instance, OPT_static / OPT_dyn) and
+    ``which`` (per pattern, every policy's mean ALG / OPT_dyn and ALG / min(never, greedy)).
+
 ``ring-load`` and ``ring-sensitivity`` draw their instances per ``trial`` (:func:`instance_seed`),
 so the values of epsilon or of a knob meet the same instances.
 
@@ -82,8 +90,13 @@ log = logging.getLogger(__name__)
 
 #: Every policy of :mod:`clusteropt.online.ring` (the paper's two first, then the baselines).
 POLICIES = ("dynamic", "static", "dynamic-soft", "dynamic-wfa", "greedy", "never", "static-best")
-#: The online policies with an epsilon.
+#: The online policies with an epsilon (``ring-load``'s policies).
 ONLINE_POLICIES = ("dynamic", "dynamic-soft", "dynamic-wfa", "static", "greedy")
+#: Every policy an ``epsilon`` parameter goes to.
+EPSILON_POLICIES = (*ONLINE_POLICIES, "dynamic-mix", "follow")
+#: ``ring-ratio-dp``'s policies: every registered one.
+ALL_POLICIES = ("dynamic", "dynamic-mix", "follow", "static", "dynamic-soft", "dynamic-wfa", "greedy", "never",
+                "static-best")
 #: The parameters that make an instance (the others shape only the algorithms or the optima).
 INSTANCE_KEYS = ("n", "servers", "requests_per_process", "pattern", "hot_width", "step_k")
 ROOT_SEED = 4000
@@ -106,10 +119,24 @@ def instance_seed(params: dict[str, Any], seed: int) -> int:
     return cell_seed(ROOT_SEED, {k: params[k] for k in INSTANCE_KEYS if k in params}, int(params["trial"]))
 
 
+def with_shape(params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` with a ``shape = "n/l"`` parameter spelled out as ``n`` and ``servers`` (an
+    experiment over a list of shapes rather than an ``n x servers`` grid).
+
+    >>> with_shape({"shape": "20/2", "pattern": "zipf"})["servers"]
+    2
+    """
+    if "shape" not in params:
+        return params
+    n, _, servers = str(params["shape"]).partition("/")
+    return {**params, "n": int(n), "servers": int(servers)}
+
+
 def ring_instance(params: dict[str, Any], seed: int):
     """The cell's instance: ``random_ring(n, servers, requests_per_process * n, pattern, seed)``.
 
-    Optional params: ``hot_width`` (the hot arc's width as a fraction of ``k``, at least 2 edges;
+    ``n`` and ``servers`` may come as ``shape = "n/l"`` (:func:`with_shape`).  Optional params:
+    ``hot_width`` (the hot arc's width as a fraction of ``k``, at least 2 edges;
     hotspot, moving-hotspot, phases) and ``step_k`` (moving-hotspot: requests per one-edge move,
     in units of ``k``).  Pattern ``hit-the-cut`` builds the sequence against ``dynamic-wfa`` with
     ``seed``.
@@ -117,6 +144,7 @@ def ring_instance(params: dict[str, Any], seed: int):
     from clusteropt.instances import random_ring
     from clusteropt.online.ring import hit_the_cut
 
+    params = with_shape(params)
     n, servers = int(params["n"]), int(params["servers"])
     T = round(float(params["requests_per_process"]) * n)
     pattern = str(params["pattern"])
@@ -134,7 +162,7 @@ def ring_instance(params: dict[str, Any], seed: int):
 
 def _algo_params(policy: str, params: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    if policy in ONLINE_POLICIES and "epsilon" in params:
+    if policy in EPSILON_POLICIES and "epsilon" in params:
         out["epsilon"] = float(params["epsilon"])
     if policy == "static" and "cluster_cap" in params:
         out["cluster_cap"] = float(params["cluster_cap"])
@@ -234,6 +262,7 @@ def run_ring_cell(params: dict[str, Any], seed: int, policy: str) -> dict[str, A
     inst = ring_instance(params, iseed)
     start = time.perf_counter()
     run = run_ring(policy, inst, seed=iseed, **_algo_params(policy, params))
+    shape = {"n": inst.n, "servers": inst.servers} if "shape" in params else {}
     run_s = time.perf_counter() - start
     start = time.perf_counter()
     check = check_ring_run(inst, run)
@@ -248,7 +277,7 @@ def run_ring_cell(params: dict[str, Any], seed: int, policy: str) -> dict[str, A
         "max_load_over_k": float(check.max_load_ratio), "augmentation": float(run.augmentation),
         "cost_per_request": total / max(1, inst.n_requests), "n_requests": inst.n_requests,
         **{f"alg_{k}": float(v) for k, v in run.costs.items()},
-        "verified": check.feasible, "run_seconds": run_s, "verify_seconds": verify_s,
+        "verified": check.feasible, "run_seconds": run_s, "verify_seconds": verify_s, **shape,
     }
     if str(params.get("opt", "none")) != "none":
         shaping = ("epsilon", "knob", "cluster_cap", "trial")
@@ -288,6 +317,41 @@ def _ratio_table(table):
         opt_dynamic_lb=("opt_dynamic_lb", "mean"),
         dp_denominators=("dynamic_denominator", lambda s: int((s == "dp").sum())),
         max_load_over_k=("max_load_over_k", "max"), cells=("total", "size")).reset_index()
+
+
+def _versus_baseline(ok):
+    """``ok`` with ``vs_baseline`` = total / min(never, greedy) on the same instance (NaN without both)."""
+    keys = [c for c in ("shape", "n", "servers", "pattern", "seed") if c in ok.columns]
+    keys = list(dict.fromkeys(keys))
+    base = ok[ok.policy.isin(["never", "greedy"])].groupby(keys).total.min().rename("baseline")
+    out = ok.merge(base.reset_index(), on=keys, how="left")
+    return out.assign(vs_baseline=out.total / out.baseline)
+
+
+def _exact_table(table):
+    """Per (pattern, servers, n, policy): ALG / OPT_dyn (at k and at the run's c k), ALG / OPT_static,
+    ALG / min(never, greedy), and OPT_static / OPT_dyn, over the seeds (``ring-ratio-dp``).
+    """
+    ok = ok_rows(table, "ring-ratio-dp", ("pattern", "shape", "policy", "total", "ratio_dynamic"))
+    ok = _versus_baseline(ok).assign(static_over_dynamic=lambda d: d.opt_static / d.opt_dynamic)
+    return ok.groupby(["pattern", "servers", "n", "policy"], sort=True).agg(
+        ratio_dynamic=("ratio_dynamic", "mean"), ratio_dynamic_max=("ratio_dynamic", "max"),
+        ratio_dynamic_ck=("ratio_dynamic_ck", "mean"), ratio_static=("ratio_static", "mean"),
+        vs_baseline=("vs_baseline", "mean"), static_over_dynamic=("static_over_dynamic", "mean"),
+        augmentation=("augmentation", "max"), cells=("total", "size")).reset_index()
+
+
+def _which_table(table):
+    """Per (pattern, policy), over every shape and seed of ``ring-ratio-dp``: mean and largest
+    ALG / OPT_dyn, mean ALG / min(never, greedy), and the rank of the mean ratio in the pattern.
+    """
+    ok = _versus_baseline(ok_rows(table, "ring-ratio-dp", ("pattern", "shape", "policy", "total",
+                                                           "ratio_dynamic")))
+    out = ok.groupby(["pattern", "policy"], sort=True).agg(
+        ratio_dynamic=("ratio_dynamic", "mean"), ratio_dynamic_max=("ratio_dynamic", "max"),
+        vs_baseline=("vs_baseline", "mean"), vs_baseline_max=("vs_baseline", "max"),
+        cells=("total", "size")).reset_index()
+    return out.assign(rank=out.groupby("pattern").ratio_dynamic.rank(method="min").astype(int))
 
 
 def _bound_table(table):
@@ -495,6 +559,26 @@ register_experiment(
         figures={"ratio-dynamic": _ratio_figure("ratio_dynamic", "ALG / OPT_dyn"),
                  "ratio-static": _ratio_figure("ratio_static", "ALG / OPT_static")},
         tables={"ratio": _ratio_table, "growth": _growth_table, "bound": _bound_table},
+    )
+)
+
+register_experiment(
+    Experiment(
+        name="ring-ratio-dp",
+        run=run_ring_cell,
+        grid={"shape": ["8/2", "12/2", "16/2", "20/2", "6/3", "9/3", "12/3", "8/4"],
+              "requests_per_process": [16.0], "pattern": PATTERNS, "hot_width": [0.25], "step_k": [4.0],
+              "epsilon": [0.5], "cluster_cap": [1.0], "opt": ["both"], "opt_time_limit": [300.0]},
+        seeds=[0, 1, 2, 3, 4],
+        policies=list(ALL_POLICIES),
+        description="ALG / OPT_dyn with the exact DP on every shape it solves in the budget (n = 8..20 on 2 "
+                    "servers, 6..12 on 3, 8 on 4), every policy",
+        paper="004 Thm 2.1",
+        root_seed=4000,
+        timeout=3600.0,
+        quick={"grid": {"shape": ["8/2", "6/3"], "pattern": ["uniform", "phases"], "opt_time_limit": [60.0]},
+               "seeds": [0], "timeout": 120.0},
+        tables={"exact": _exact_table, "which": _which_table},
     )
 )
 

@@ -338,7 +338,7 @@ def list_policies(kind: str | None = None) -> list[dict[str, Any]]:
 
     >>> rows = list_policies("ring")
     >>> rows[0]["policy"], rows[0]["default"]
-    ('dynamic', True)
+    ('static', True)
     """
     specs = _load_runners() if kind is None else [get_runner(kind)]
     return [{"kind": s.kind, "policy": p, "default": p == s.default, "description": text,

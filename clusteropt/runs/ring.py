@@ -8,12 +8,14 @@ from clusteropt.runs import OptionError, Run, RunnerSpec, register_runner
 
 __all__ = ["SPEC", "check_output", "run_ring_policy"]
 
+#: The first is the default: ``static``, the policy with a guarantee whose worst measured cost over
+#: the better baseline is the smallest (docs/papers/004-ring.md, "Which policy").
 _POLICIES = {
+    "static": "Thm 2.2's static algorithm (against the best fixed placement)",
     "dynamic": "Thm 2.1's dynamic algorithm (random 2-HST + mirror-descent line MTS)",
     "dynamic-mix": "the package's: the dynamic algorithm with the HST and work-function line MTS combined",
     "dynamic-soft": "the dynamic algorithm with the soft (entropic) line MTS",
     "dynamic-wfa": "the dynamic algorithm with the deterministic work-function line MTS",
-    "static": "Thm 2.2's static algorithm (against the best fixed placement)",
     "never": "baseline: never migrate",
     "static-best": "baseline: the best arcs in hindsight, placed once",
     "greedy": "baseline: move the cut off each requested edge greedily",

@@ -10,6 +10,7 @@ FILES = {
     "ring-ratio": {"ratio.csv", "ratio.md", "growth.csv", "ratio-dynamic.png", "ratio-static.png",
                    "ratio-dynamic-bound.png"},
     "ring-ratio-exact": {"ratio.csv", "growth.csv", "ratio-dynamic.png", "bound.csv"},
+    "ring-ratio-dp": {"exact.csv", "exact.md", "which.csv", "which.md"},
     "ring-load": {"load.csv", "load.png"},
     "ring-hit-the-cut": {"hit-the-cut.csv", "hit-the-cut.png"},
     "ring-cost-split": {"split.csv", "split.png"},
@@ -43,6 +44,22 @@ def test_quick_ratio_exact(tmp_path):
     assert (plain.total >= plain.opt_dynamic - 1e-9).all() and (plain.total >= plain.opt_static - 1e-9).all()
     # every promised capacity stays below n: no algorithm may put the whole ring on one server
     assert (table.augmentation * table.n / table.servers < table.n).all()
+
+
+def test_quick_ratio_dp(tmp_path):
+    table = _quick(tmp_path, "ring-ratio-dp")
+    # every shape solved exactly; the shape parameter is spelled out in the metrics
+    assert set(table.dynamic_denominator) == {"dp"}
+    assert set(zip(table.n, table.servers, strict=True)) == {(8, 2), (6, 3)}
+    assert set(table.policy) == set(rx.ALL_POLICIES)
+    assert (table.total >= table.opt_dynamic_ck - 1e-9).all()
+    exact = rx._exact_table(table)
+    assert set(exact.servers) == {2, 3} and (exact.ratio_dynamic_ck >= exact.ratio_dynamic - 1e-9).all()
+    which = rx._which_table(table)
+    assert set(which.policy) == set(rx.ALL_POLICIES) and (which.groupby("pattern")["rank"].min() == 1).all()
+    # the baselines' own ratio to the better of them is at least 1, and 1 for one of them
+    base = which[which.policy.isin(["never", "greedy"])]
+    assert (base.vs_baseline >= 1 - 1e-9).all()
 
 
 def test_quick_ratio(tmp_path):
