@@ -322,7 +322,6 @@ def _ratio_table(table):
 def _versus_baseline(ok):
     """``ok`` with ``vs_baseline`` = total / min(never, greedy) on the same instance (NaN without both)."""
     keys = [c for c in ("shape", "n", "servers", "pattern", "seed") if c in ok.columns]
-    keys = list(dict.fromkeys(keys))
     base = ok[ok.policy.isin(["never", "greedy"])].groupby(keys).total.min().rename("baseline")
     out = ok.merge(base.reset_index(), on=keys, how="left")
     return out.assign(vs_baseline=out.total / out.baseline)

@@ -62,6 +62,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import time
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -334,8 +335,6 @@ def build_ring_dynamic_dp(instance: RingInstance, relax: bool = False, capacity:
     if relax:
         raise ValueError("model 'ring-dynamic-dp' is exact and has no relaxation; the LP relaxation of the "
                          "same optimum is model 'ring-dynamic-opt' with relax (--relax)")
-    import time
-
     start = time.perf_counter()
     cap = _capacity(instance, capacity)
     plan = dynamic_dp_plan(instance, cap, method=method)
