@@ -132,18 +132,15 @@ class FollowRing:
     ----------
     experts_ : list
         The experts' algorithms (each serves every request on its own simulated placement).
-    expert_costs_ : dict of str to float
-        Each expert's cost so far (communication plus ``alpha`` x migrations).
-    following_ : str
-        The expert followed.
-    switches_ : int
-        Times the followed expert changed.
     scale_ : float
         The current scale ``D``.
     phases_ : int
         Phases so far (1 with ``scale="diameter"``).
     augmentation : float
         The largest of the experts' (set by :meth:`start`).
+
+    The properties :attr:`following_`, :attr:`switches_` and :attr:`expert_costs_` say which expert
+    is followed, how often it changed, and what each expert has paid.
     """
 
     name = "follow"

@@ -147,10 +147,6 @@ class CombinedLine(LineMTS):
         The experts (each serves every request; their servers are simulated, never moved for).
     expert_costs_ : list of float
         Each expert's cost so far (hits plus ``alpha`` times movement; ints when ``alpha`` is one).
-    following_ : int
-        Index of the expert whose position the server holds.
-    switches_ : int
-        Times the server changed the expert it follows.
     eta_ : float
         The learning rate.
     """
