@@ -506,6 +506,7 @@ def solve_cmd(instance, model_name, solver, time_limit, mip_gap, threads, relax,
     parts (y: [I, S]); values is the bare array (nested lists, the shape of SolveResult.values).
     Variables of a model without index keys are keyed by array position.
     """
+    from clusteropt.models.exact import ExactModel
     from clusteropt.solvers import SolverError, SolverUnavailableError, solve
 
     _refuse_overwrite(json_path, "--json", *_inputs(instance))
@@ -528,7 +529,7 @@ def solve_cmd(instance, model_name, solver, time_limit, mip_gap, threads, relax,
                 **({"price_form": model.price_form} if spec.kind == "broker" else {}),
                 **({"job_ids": list(inst.job_ids)} if spec.kind == "gadget" else {}),
                 # an exact algorithm's schedule as a run, which `clusteropt verify` replays
-                **(dict(model.solution.output) if getattr(model, "solution", None) is not None else {})}
+                **(dict(model.solution.output) if isinstance(model, ExactModel) and model.solution else {})}
         _write_solve_result(json_path, head, result, time_limit=time_limit, mip_gap=mip_gap, threads=threads)
 
 
