@@ -453,6 +453,7 @@ def test_record_check_slices_are_grid_values():
         _grid_values(get_experiment("ring-ratio-exact"), {"n": [5]})
 
 
+@pytest.mark.slow  # a benchmark's quick mode of 10-20 s: `make test-slow`
 def test_ring_follow_quick(tmp_path):
     """Which policy: every run verified inside the benchmark, one row per (instance, policy), and the
     tables are the rows' own ratios to the better baseline."""
