@@ -94,7 +94,8 @@ POLICIES = ("dynamic", "static", "dynamic-soft", "dynamic-wfa", "greedy", "never
 ONLINE_POLICIES = ("dynamic", "dynamic-soft", "dynamic-wfa", "static", "greedy")
 #: Every policy an ``epsilon`` parameter goes to.
 EPSILON_POLICIES = (*ONLINE_POLICIES, "dynamic-mix", "follow")
-#: ``ring-ratio-dp``'s policies: every registered one.
+#: ``ring-ratio-dp``'s policies: every registered one, listed here so that a policy registered later
+#: does not change the recorded experiment's cells.
 ALL_POLICIES = ("dynamic", "dynamic-mix", "follow", "static", "dynamic-soft", "dynamic-wfa", "greedy", "never",
                 "static-best")
 #: The parameters that make an instance (the others shape only the algorithms or the optima).

@@ -567,7 +567,7 @@ def _checkpointed_path(states: _GridStates, start: np.ndarray, edges: np.ndarray
         out += weights[t] * states.cut[edges[t]]
         return out
 
-    def pick(v: np.ndarray, t: int, after: int) -> int:
+    def pick(v: np.ndarray, after: int) -> int:
         if after < 0:  # the last request: the optimum ends anywhere
             value[0] = float(v.min())
             return int(v.argmin())
@@ -582,14 +582,14 @@ def _checkpointed_path(states: _GridStates, start: np.ndarray, edges: np.ndarray
                 v = step(v, t)
                 kept.append(v)
             for i in range(length - 1, -1, -1):
-                after = seq[t0 + i] = pick(kept.pop(), t0 + i, after)
+                after = seq[t0 + i] = pick(kept.pop(), after)
             return
         if budget == 1:
             for t_end in range(t1 - 1, t0 - 1, -1):
                 v = before
                 for t in range(t0, t_end + 1):
                     v = step(v, t)
-                after = seq[t_end] = pick(v, t_end, after)
+                after = seq[t_end] = pick(v, after)
             return
         pieces = max(2, budget // 2)
         size = -(-length // pieces)
