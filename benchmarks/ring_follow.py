@@ -6,8 +6,8 @@ on the instances of the ``ring-ratio`` experiment's kind (4 servers, 256 request
 hot arcs a quarter of a server wide, the moving hot spot one edge per ``4 k`` requests;
 :func:`clusteropt.experiments.ring.ring_instance`) at n = 64, 256 and 1024, alpha 1 and 16
 (1024: alpha 1), and on the hit-the-cut sequences built against each deterministic online
-policy (dynamic-wfa, greedy; n = 64 and 256).  Every run is verified by ``check_ring_run`` at its
-promised capacity; a failed verification stops the benchmark.
+policy (dynamic-wfa, greedy, component; n = 64 and 256).  Every run is verified by
+``check_ring_run`` at its promised capacity; a failed verification stops the benchmark.
 
 Reported:
 
@@ -37,8 +37,8 @@ from clusteropt.verify import check_ring_run
 
 NAME = "ring_follow"
 PATTERNS = ("uniform", "hotspot", "moving-hotspot", "phases", "zipf")
-ADVERSARIES = ("dynamic-wfa", "greedy")
-POLICIES = ("dynamic", "dynamic-wfa", "dynamic-mix", "static", "greedy", "never")
+ADVERSARIES = ("dynamic-wfa", "greedy", "component")
+POLICIES = ("dynamic", "dynamic-wfa", "dynamic-mix", "static", "greedy", "never", "component")
 RATES = (0.25, 0.5, 1.0, 2.0)
 BASE = {"servers": 4, "requests_per_process": 256.0, "hot_width": 0.25, "step_k": 4.0}
 

@@ -45,7 +45,8 @@ about the same and never migrating is nearly optimal, so no algorithm can show a
 ``ring-ratio-dp``
     ALG / OPT_dyn with the exact DP on every shape ``(n, l)`` it solves within the recording
     budget (``shape = "n/l"``: n = 8, 12, 16, 20 on 2 servers, 6, 9, 12 on 3, 8 on 4; 16 requests
-    per process, 5 seeds), every pattern, every policy with ``dynamic-mix`` and ``follow``.
+    per process, 5 seeds), every pattern, every policy with ``dynamic-mix``, ``follow`` and the
+    component-based peer ``component``.
     Tables ``exact`` (per shape: ALG / OPT_dyn, at capacity k and at the run's own ``c k``,
     ALG / OPT_static, ALG / min(never, greedy) of the same instance, OPT_static / OPT_dyn) and
     ``which`` (per pattern, every policy's mean ALG / OPT_dyn and ALG / min(never, greedy)).
@@ -93,11 +94,11 @@ POLICIES = ("dynamic", "static", "dynamic-soft", "dynamic-wfa", "greedy", "never
 #: The online policies with an epsilon (``ring-load``'s policies).
 ONLINE_POLICIES = ("dynamic", "dynamic-soft", "dynamic-wfa", "static", "greedy")
 #: Every policy an ``epsilon`` parameter goes to.
-EPSILON_POLICIES = (*ONLINE_POLICIES, "dynamic-mix", "follow")
+EPSILON_POLICIES = (*ONLINE_POLICIES, "dynamic-mix", "follow", "component")
 #: ``ring-ratio-dp``'s policies: every registered one, listed here so that a policy registered later
 #: does not change the recorded experiment's cells.
 ALL_POLICIES = ("dynamic", "dynamic-mix", "follow", "static", "dynamic-soft", "dynamic-wfa", "greedy", "never",
-                "static-best")
+                "static-best", "component")
 #: The parameters that make an instance (the others shape only the algorithms or the optima).
 INSTANCE_KEYS = ("n", "servers", "requests_per_process", "pattern", "hot_width", "step_k")
 ROOT_SEED = 4000

@@ -35,6 +35,11 @@ Policies (:data:`POLICIES`; ``make_policy(name, **params)``):
     Runs ``dynamic-mix``, ``greedy`` and ``never`` side by side and holds the placement of one of
     them, chosen by exponential weights of their costs with lazy switching (ours; the
     guarantee of ``dynamic-mix`` up to a constant factor and an additive term).
+``component``
+    The peer from outside paper 004: Avin, Bienkowski, Loukas, Pacut and Schmid's deterministic
+    component-based algorithm (CREP; O(k log k)-competitive on any request graph): arcs merge when
+    the requests paid between them reach ``alpha``, an epoch ends when a merged arc would exceed
+    ``k``; load <= (2 + eps)k.
 """
 
 from __future__ import annotations
@@ -81,6 +86,7 @@ POLICIES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "static-best": ("clusteropt.algorithms.ring.baselines", "StaticBestArcs", {}),
     "greedy": ("clusteropt.algorithms.ring.baselines", "GreedyCut", {}),
     "follow": ("clusteropt.algorithms.ring.follow", "FollowRing", {}),
+    "component": ("clusteropt.algorithms.ring.component", "ComponentRing", {}),
 }
 
 
@@ -236,7 +242,7 @@ def make_policy(name: str, **params) -> RingPolicy:
     >>> make_policy("nope")
     Traceback (most recent call last):
     ...
-    ValueError: unknown ring policy 'nope'; registered: dynamic, dynamic-mix, dynamic-soft, ...
+    ValueError: unknown ring policy 'nope'; registered: component, dynamic, dynamic-mix, dynamic-soft, ...
     """
     module, cls, fixed = lookup(POLICIES, name, "ring policy")
     algo_cls = getattr(importlib.import_module(module), cls)

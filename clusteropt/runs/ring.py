@@ -20,10 +20,12 @@ _POLICIES = {
     "static-best": "baseline: the best arcs in hindsight, placed once",
     "greedy": "baseline: move the cut off each requested edge greedily",
     "follow": "the package's: follow the cheapest of dynamic-mix, greedy and never (lazy switching)",
+    "component": "peer: Avin et al.'s component-based algorithm (CREP, deterministic, any request graph)",
 }
 
 _OPTIONS = {
-    "epsilon": "the algorithm's epsilon (dynamic*, static, greedy; default: the algorithm's own)",
+    "epsilon": "the algorithm's epsilon (dynamic*, static, greedy, follow, component; default: the "
+               "algorithm's own)",
     "rate": "dynamic-mix and follow: learning-rate scale of the combination (defaults 2 and 0.5)",
 }
 

@@ -4,7 +4,7 @@
   min-plus DP), its cost is ``hits + alpha * moves`` recomputed from its positions, and the WFA's
   O(1) move rule is the brute-force ``argmin g(x) + alpha |x - cur|``;
 * the hitting game's thresholds and temperature scale with ``alpha d``;
-* on the ring every paper policy (and the package's variants) migrates less as alpha grows
+* on the ring every paper policy (the package's variants and the component-based peer) migrates less as alpha grows
   (1, 4, 16), every run replays under the checker, and no process is logged twice in one step.
 """
 
@@ -143,7 +143,7 @@ def test_hitting_game_grows_later_as_alpha_grows():
     assert ranks[0] > ranks[1] > ranks[2]
 
 
-PAPER_AND_VARIANTS = ["dynamic", "dynamic-wfa", "dynamic-mix", "dynamic-soft", "static"]
+PAPER_AND_VARIANTS = ["dynamic", "dynamic-wfa", "dynamic-mix", "dynamic-soft", "static", "component"]
 
 
 def _migrations(run):

@@ -139,8 +139,8 @@ def test_deterministic_policies_ignore_the_seed(policy):
 
 
 def test_make_policy_errors():
-    with pytest.raises(ValueError, match="unknown ring policy 'nope'; registered: dynamic, dynamic-mix, "
-                                         "dynamic-soft, dynamic-wfa, follow, greedy"):
+    with pytest.raises(ValueError, match="unknown ring policy 'nope'; registered: component, dynamic, "
+                                         "dynamic-mix, dynamic-soft, dynamic-wfa, follow, greedy"):
         make_policy("nope")
     with pytest.raises(ValueError, match="has no parameter 'epsilon'; its parameters: none"):
         make_policy("never", epsilon=0.1)
