@@ -1,11 +1,12 @@
 """Ring partitioning (paper 004): speed of every online policy, and how it grows with n.
 
-(a) The issue's bar: 10^6 uniform requests at n = 1024, l = 16 (k = 64) for each online policy,
-    on one core, under 60 s.  Recorded per policy: the wall time of ``run_ring`` (driver and
-    batching included; requests are served in batches of ``DEFAULT_BATCH``), the verifier's time
-    (``check_ring_run`` replays every migration; it is not part of the bar), the realised max load
-    / k, and the verified cost per request.
-(b) Growth: per-request time at n = 128 .. 32768 (k = 64, so l = n / 64 >= 2) with the same number of
+(a) 10^6 uniform requests at n = 1024, l = 16 (k = 64) for each online policy, on one core; the
+    target is 2 s of CPU per policy.  Recorded per policy: the CPU and wall time of ``run_ring``
+    (driver and batching included; requests are served in batches of ``DEFAULT_BATCH``; shared
+    machines inflate wall time, so the CPU time is the one to compare), the verifier's time
+    (``check_ring_run`` replays every migration; it is not part of the target), the realised max
+    load / k, and the verified cost per request.
+(b) Growth: per-request CPU time at n = 128 .. 32768 (k = 64, so l = n / 64 >= 2) with the same number of
     uniform requests at every n, and the fitted exponent ``b`` of ``time ~ n^b`` (polylogarithmic
     growth shows as ``b`` near 0, with a slowly rising time; the bar is "at most
     polylogarithmically in n").
@@ -29,23 +30,25 @@ from clusteropt.online.ring import DEFAULT_BATCH, run_ring
 from clusteropt.verify import check_ring_run
 
 NAME = "ring_online"
-POLICIES = ("dynamic", "dynamic-mix", "dynamic-soft", "dynamic-wfa", "static", "greedy", "never", "static-best")
+POLICIES = ("dynamic", "dynamic-mix", "dynamic-soft", "dynamic-wfa", "static", "follow", "component", "greedy",
+            "never", "static-best")
 FULL = {"n": 1024, "servers": 16, "requests": 1_000_000, "growth_n": [128, 512, 2048, 8192, 32768],
         "growth_k": 64, "growth_requests": 200_000, "seed": 0}
 QUICK = {"n": 256, "servers": 4, "requests": 20_000, "growth_n": [128, 256], "growth_k": 64,
          "growth_requests": 5_000, "seed": 0}
-BAR_SECONDS = 60.0
+TARGET_CPU_SECONDS = 2.0
 
 
 def _one(policy: str, inst, seed: int) -> dict:
-    start = time.perf_counter()
+    cpu0, start = time.process_time(), time.perf_counter()
     run = run_ring(policy, inst, seed=seed)
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu0
     start = time.perf_counter()
     check = check_ring_run(inst, run)
     verify = time.perf_counter() - start
     check.raise_if_infeasible()
-    return {"wall_s": wall, "per_request_us": 1e6 * wall / max(1, inst.n_requests), "verify_s": verify,
+    return {"wall_s": wall, "cpu_s": cpu, "per_request_us": 1e6 * cpu / max(1, inst.n_requests),
+            "verify_s": verify,
             "max_load_over_k": check.max_load_ratio, "augmentation": run.augmentation,
             "cost_per_request": check.value / max(1, inst.n_requests),
             "communication": check.communication_cost, "migration": check.migration_cost}
@@ -55,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser(NAME, __doc__, "small sizes, print only").parse_args(argv)
     cfg = QUICK if args.quick else FULL
     report = header(NAME, ("numpy", "scipy"))
-    report.update(config=cfg, batch=DEFAULT_BATCH, bar_seconds=BAR_SECONDS)
+    report.update(config=cfg, batch=DEFAULT_BATCH, target_cpu_seconds=TARGET_CPU_SECONDS)
     start = time.perf_counter()
     inst = random_ring(cfg["n"], cfg["servers"], cfg["requests"], "uniform", seed=cfg["seed"])
     gen_s = time.perf_counter() - start
@@ -72,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     speed = {}
     for policy in POLICIES:
         speed[policy] = _one(policy, inst, cfg["seed"])
-        print(f"{policy}: {speed[policy]['wall_s']:.1f} s", flush=True)
+        print(f"{policy}: {speed[policy]['cpu_s']:.1f} s CPU", flush=True)
     report["speed"] = speed
     growth: dict[str, dict] = {p: {} for p in POLICIES}
     for n in cfg["growth_n"]:
@@ -87,18 +90,22 @@ def main(argv: list[str] | None = None) -> int:
         exponents[policy] = float(np.polyfit(np.log(ns), np.log(t), 1)[0]) if len(ns) > 1 else None
     report["growth_us_per_request"] = growth
     report["growth_exponent"] = exponents
-    lines = [f"# {NAME}", "", f"Machine: {report['machine']['platform']}, {report['machine']['cpu_count']} cores; "
-             f"created {report['created']}.", "",
+    machine = report["machine"]
+    lines = [f"# {NAME}", "", f"Machine: {machine['platform']}, {machine['cpu_count']} cores, load average "
+             f"{machine.get('load_average_1_5_15')}; created {report['created']}, code version "
+             f"{report.get('code_version')}; numpy {report['versions'].get('numpy')}.", "",
              f"## (a) {cfg['requests']:,} uniform requests, n = {cfg['n']}, l = {cfg['servers']} "
-             f"(bar {BAR_SECONDS:.0f} s per policy)", "",
+             f"(target {TARGET_CPU_SECONDS:g} s CPU per policy)", "",
              f"Instance: generated in {gen_s:.2f} s, saved (JSON + .npy) in {save_s:.2f} s, "
              f"loaded in {load_s:.2f} s.",
-             "", "| policy | run (s) | us / request | verify (s) | max load / k | promised c | cost / request |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+             "", "| policy | run CPU (s) | run wall (s) | CPU us / request | verify (s) | max load / k "
+             "| promised c | cost / request |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for p, r in speed.items():
-        lines.append(f"| {p} | {r['wall_s']:.2f} | {r['per_request_us']:.1f} | {r['verify_s']:.2f} | "
-                     f"{r['max_load_over_k']:.3f} | {r['augmentation']:.3g} | {r['cost_per_request']:.4f} |")
-    lines += ["", f"## (b) us per request vs n (k = {cfg['growth_k']}, "
+        lines.append(f"| {p} | {r['cpu_s']:.2f} | {r['wall_s']:.2f} | {r['per_request_us']:.1f} | "
+                     f"{r['verify_s']:.2f} | {r['max_load_over_k']:.3f} | {r['augmentation']:.3g} | "
+                     f"{r['cost_per_request']:.4f} |")
+    lines += ["", f"## (b) CPU us per request vs n (k = {cfg['growth_k']}, "
               f"{cfg['growth_requests']:,} uniform requests)",
               "", "| policy | " + " | ".join(f"n = {n}" for n in cfg["growth_n"]) + " | exponent b (time ~ n^b) |",
               "|---|" + "---:|" * (len(cfg["growth_n"]) + 1)]
@@ -108,9 +115,9 @@ def main(argv: list[str] | None = None) -> int:
                      + f" | {'' if b is None else f'{b:.3f}'} |")
     lines.append("")
     write_results(NAME, report, "\n".join(lines) + "\n", output_dir(args))
-    over = [p for p, r in speed.items() if not args.quick and r["wall_s"] > BAR_SECONDS]
+    over = [p for p, r in speed.items() if not args.quick and r["cpu_s"] > TARGET_CPU_SECONDS]
     if over:
-        print(f"over the {BAR_SECONDS:.0f} s bar: {', '.join(over)}")
+        print(f"over the {TARGET_CPU_SECONDS:g} s CPU target: {', '.join(over)}")
     return 0
 
 

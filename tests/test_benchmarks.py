@@ -156,7 +156,7 @@ def test_ring_online_quick(tmp_path):
     report = json.loads((tmp_path / "ring_online.json").read_text())
     assert set(report["speed"]) == set(ring_online.POLICIES)
     for row in report["speed"].values():
-        assert row["max_load_over_k"] <= row["augmentation"] + 1e-9 and row["wall_s"] > 0
+        assert row["max_load_over_k"] <= row["augmentation"] + 1e-9 and row["wall_s"] > 0 and row["cpu_s"] > 0
     assert set(report["growth_exponent"]) == set(ring_online.POLICIES)
 
 

@@ -225,12 +225,7 @@ class RingPolicy:
         """Serve the batch request by request; return its migrations ``(M, 3)``."""
         algo = self.algorithm
         state = algo.state_
-        serve = algo.serve
-        idx = observation.start
-        for e in observation.requests.tolist():
-            state.now = idx
-            serve(e)
-            idx += 1
+        state.serve_all(observation.start, observation.requests.tolist(), algo.serve)
         return state.migrations(clear=True)
 
 

@@ -7,6 +7,7 @@ repartitioning", DISC 2016): the deterministic component-based repartitioning al
 servers of capacity ``(2 + eps) k``.  It is the standard deterministic peer of paper 004's
 algorithms (paper 004 cites it as [6] and [8]; its Lemma 4.1 lower bound ``k`` on deterministic
 ratios holds for it too, so hit-the-cut sequences built against it make it pay every request).
+The derivation below is also in docs/algorithms/ring-partitioning.md A6.
 
 Rule (general request graph).  The processes are partitioned into *components*; an *epoch* starts
 with every process its own component and every weight 0.  ``w(u, v)`` counts the requests

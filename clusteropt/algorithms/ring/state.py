@@ -87,6 +87,27 @@ class RingAssignment:
             self._flush()
         self._now = int(value)
 
+    def serve_all(self, start: int, requests, serve) -> None:
+        """Serve ``requests`` (request indices ``start, start + 1, ...``) one by one with ``serve``.
+
+        The online driver's loop: the same as setting :attr:`now` before each ``serve(e)``, with the
+        property's work inlined (a step with no move ends without a call).
+
+        >>> a = RingAssignment(np.array([0, 0, 1, 1]), 2)
+        >>> a.serve_all(0, [1, 2], lambda e: a.assign_one((e + 1) % 4, 0))
+        >>> a.migrations().tolist()
+        [[0, 2, 0], [1, 3, 0]]
+        """
+        origin = self._origin
+        idx = int(start)
+        for e in requests:
+            if idx != self._now:
+                if origin:
+                    self._flush()
+                self._now = idx
+            serve(e)
+            idx += 1
+
     def _flush(self) -> None:
         """Write the current step's net migrations to the log."""
         origin = self._origin
