@@ -102,7 +102,7 @@ def _drive(algo, inst, *, reference=None, check_every_step=True):
 
 @settings(max_examples=200, deadline=None)
 @given(
-    shape=st.sampled_from([(4, 2), (6, 2), (6, 3), (8, 2), (8, 4)]),
+    shape=st.sampled_from([(2, 2), (4, 1), (4, 2), (6, 2), (6, 3), (8, 2), (8, 4)]),
     alpha=st.sampled_from([0.5, 1.0, 2.0, 3.0]),
     epsilon=st.sampled_from([0.0, 0.5, 1.0]),
     data=st.data(),
