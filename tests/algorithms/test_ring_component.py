@@ -28,7 +28,7 @@ from clusteropt.verify.ring import check_ring_run
 
 def _components(algo) -> set[frozenset[int]]:
     groups: dict[int, set[int]] = {}
-    for v, h in enumerate(algo.head_.tolist()):
+    for v, h in enumerate(algo.arc_heads().tolist()):
         groups.setdefault(h, set()).add(v)
     return {frozenset(g) for g in groups.values()}
 

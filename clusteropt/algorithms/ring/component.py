@@ -103,16 +103,14 @@ class ComponentRing:
 
     Attributes
     ----------
-    head_ : int array (n,)
-        ``head_[v]``: the first process (going round the ring) of ``v``'s arc.
-    size_ : int array (n,)
-        ``size_[h]``: processes of the arc whose head is ``h`` (read at heads only).
-    weight_ : float array (n,)
-        ``weight_[e]``: paid requests on edge ``e`` in the epoch while ``e`` joins two arcs.
-    components_ : int
-        Arcs in the current epoch.
     merges_, epochs_ : int
         Merges and epochs begun so far.
+    components_ : int
+        Arcs in the current epoch.
+
+    An epoch's end costs ``O(1)``: the per-process arc fields and the per-edge counters carry the
+    epoch that wrote them, and a field of an earlier epoch reads as its start value (a process
+    alone, a counter at 0); :meth:`arc_heads` gives the current arcs.
     """
 
     name = "component"
@@ -146,12 +144,20 @@ class ComponentRing:
 
     def _new_epoch(self) -> None:
         n = self.state_.n
-        self.head_ = np.arange(n, dtype=np.int64)
-        self.size_ = np.ones(n, dtype=np.int64)
-        self.weight_ = np.zeros(n)
-        self.total_ = 0.0  # sum of weight_ over the edges that join two arcs
-        self.components_ = n
+        if self.epochs_ == 0:
+            self.head_ = np.arange(n, dtype=np.int64)  # head_[v]: first process of v's arc
+            self.pstamp_ = np.zeros(n, dtype=np.int64)  # the epoch that wrote head_[v] and size_[v]
+            self.size_ = [1] * n  # size_[h]: processes of the arc whose head is h
+            self.weight_ = [0.0] * n  # weight_[e]: paid requests on edge e while it joins two arcs
+            self.wstamp_ = [0] * n  # the epoch that wrote weight_[e]
         self.epochs_ += 1
+        self.total_ = 0.0  # sum of the current epoch's counters over the edges that join two arcs
+        self.components_ = n
+
+    def arc_heads(self) -> np.ndarray:
+        """``heads[v]``: the first process (going round the ring) of ``v``'s arc in this epoch."""
+        n = self.state_.n
+        return np.where(self.pstamp_ == self.epochs_, self.head_, np.arange(n))
 
     def serve(self, e: int) -> None:
         """Serve a request on edge ``e``; count it when paid; merge, end the epoch or do nothing."""
@@ -162,8 +168,10 @@ class ComponentRing:
         if so[e] == so[w]:
             return  # free: the processes share a server (in particular, one arc)
         self.hits_ += 1
-        c = self.weight_[e] + 1.0
+        epoch = self.epochs_
+        c = (self.weight_[e] if self.wstamp_[e] == epoch else 0.0) + 1.0
         self.weight_[e] = c
+        self.wstamp_[e] = epoch
         self.total_ += 1.0
         m = self.components_
         alpha = self.alpha_
@@ -172,22 +180,29 @@ class ComponentRing:
         if f_cycle >= 0 and f_cycle >= f_pair:
             self._new_epoch()  # the whole ring: n > k processes
         elif f_pair >= 0:
-            self._merge(e, w)
+            self._merge(e, w, c)
 
-    def _merge(self, e: int, w: int) -> None:
-        """Merge the arcs at edge ``e`` (``w = e + 1``), or end the epoch when they exceed ``k``."""
-        head, size = self.head_, self.size_
-        ha, hb = int(head[e]), w  # ``e`` joins two arcs, so ``w`` is the head of its arc
-        sa, sb = int(size[ha]), int(size[hb])
+    def _merge(self, e: int, w: int, c: float) -> None:
+        """Merge the arcs at edge ``e`` (``w = e + 1``, counter ``c``), or end the epoch when they
+        exceed ``k``.
+        """
+        head, stamp, size, epoch = self.head_, self.pstamp_, self.size_, self.epochs_
+        ha = int(head[e]) if stamp[e] == epoch else e
+        hb = w  # ``e`` joins two arcs, so ``w`` is the head of its arc
+        sa = size[ha] if stamp[ha] == epoch else 1
+        sb = size[hb] if stamp[hb] == epoch else 1
         if sa + sb > self.k_:
             self._new_epoch()
             return
         n = self.state_.n
         a = (ha + np.arange(sa)) % n
         b = (hb + np.arange(sb)) % n
+        head[a[0]] = ha
         head[b] = ha
+        stamp[a[0]] = epoch
+        stamp[b] = epoch
         size[ha] = sa + sb
-        self.total_ -= self.weight_[e]
+        self.total_ -= c
         self.weight_[e] = 0.0
         self.components_ -= 1
         self.merges_ += 1
