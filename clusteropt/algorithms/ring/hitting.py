@@ -225,13 +225,13 @@ class LineHittingGame:
         self.position = (self.left + j) % self.n_edges if self.ring else self.left + j
 
     # -- play ----------------------------------------------------------------------------------
-    def observe(self, e: int) -> int:
+    def observe(self, e: int, count: int | None = None) -> int:
         """Serve a request on ``e`` whose count the caller has already incremented.
 
         Pays the hitting cost (1 when ``e`` is the current position), updates the distribution
         and walks the position to the new quantile (moving cost = distance walked).  Returns the
-        hitting cost.  Growth is left
-        to the caller (check :attr:`ready`, then :meth:`grow`).
+        hitting cost.  ``count``, when given, is ``counts[e]`` (the caller has just written it).
+        Growth is left to the caller (check :attr:`ready`, then :meth:`grow`).
         """
         n = self.n_edges
         j = (e - self.left) % n if self.ring else e - self.left
@@ -240,7 +240,7 @@ class LineHittingGame:
         i = i_old = self._i
         hit = 1 if j == i else 0
         self.hitting_cost += hit
-        r = int(self.counts[e])
+        r = int(self.counts[e]) if count is None else count
         if r == self.theta:
             self._deficit -= 1
         w = self._w

@@ -226,7 +226,9 @@ class StaticRing:
         f = e + 1 if e + 1 < self.n_ else 0
         if sof[e] != sof[f]:
             self.cost_["communication"] += 1
-        self.counts_[e] += 1
+        counts = self.counts_
+        r = int(counts[e]) + 1
+        counts[e] = r
         ids = self.cover_[e]
         if not ids:
             return
@@ -236,7 +238,7 @@ class StaticRing:
             if not alive[gid]:
                 continue
             g = games[gid]
-            g.observe(e)
+            g.observe(e, r)
             if g.position != self.cut_of_[gid]:
                 self._move_cut(gid, g.position)
             while alive[gid] and g.ready:
