@@ -60,7 +60,7 @@ INLINE_REQUESTS = 10_000
 MAX_PROCESSES = 2**24
 #: Most requests of a ring instance: 10**8, a hundred times the package's ring benchmark (10**6
 #: requests, ``benchmarks/ring_online.py``).  Its ``.npy`` file is 800 MB of int64 and reading it peaks
-#: near 1 GB; the online policies take 0.5 to 34 microseconds of CPU a request there, so 10**8
+#: near 1 GB; the online policies take 0.45 to 34 microseconds of CPU a request there, so 10**8
 #: requests already take 45 s to 57 minutes a run.  A request file is checked against this before it is read.
 MAX_REQUESTS = 10**8
 #: The request patterns of :func:`random_ring`.
