@@ -111,7 +111,8 @@ def test_ring_rule_is_the_general_rule(shape, alpha, epsilon, data):
     n, servers = shape
     T = data.draw(st.integers(1, 60))
     edges = data.draw(st.lists(st.integers(0, n - 1), min_size=T, max_size=T))
-    inst = RingInstance(n=n, servers=servers, requests=edges, alpha=alpha)
+    initial = data.draw(st.permutations([v // (n // servers) for v in range(n)]))  # arcs or scattered
+    inst = RingInstance(n=n, servers=servers, requests=edges, alpha=alpha, initial=initial)
     ref = _GeneralRule(n, inst.k, alpha)
     algo = ComponentRing(epsilon=epsilon)
     _drive(algo, inst, reference=ref)
