@@ -197,9 +197,9 @@ class ComponentRing:
         n = self.state_.n
         a = (ha + np.arange(sa)) % n
         b = (hb + np.arange(sb)) % n
-        head[a[0]] = ha
+        head[ha] = ha  # a singleton head may carry an earlier epoch's field
         head[b] = ha
-        stamp[a[0]] = epoch
+        stamp[ha] = epoch
         stamp[b] = epoch
         size[ha] = sa + sb
         self.total_ -= c
