@@ -222,10 +222,12 @@ class RingPolicy:
         self.algorithm.start(instance, rng)
 
     def step(self, t: int, observation: RingObservation) -> np.ndarray:
-        """Serve the batch request by request; return its migrations ``(M, 3)``."""
+        """Serve the batch (on the algorithm's compiled path if it has one); return its migrations ``(M, 3)``."""
         algo = self.algorithm
         state = algo.state_
-        state.serve_all(observation.start, observation.requests.tolist(), algo.serve)
+        block = getattr(algo, "serve_block", None)  # a compiled path, where the algorithm has one
+        if block is None or not block(observation.start, observation.requests):
+            state.serve_all(observation.start, observation.requests.tolist(), algo.serve)
         return state.migrations(clear=True)
 
 

@@ -239,6 +239,9 @@ class DynamicRing:
         self._moving = 0
         self._next = [*range(1, n), 0]
         self._cover: list[tuple] = [()] * n
+        self._pack: Any = None  # the compiled path's HSTPack / MixPack, built on its first block
+        self._cover_arrays = (np.zeros(n, dtype=np.int64), np.zeros((n, 2), dtype=np.int64),
+                              np.zeros((n, 2), dtype=np.int64))
         self.mts_: list[LineMTS] = []
         starts = [s + j * L for j in range(m)]
         self._starts = starts
@@ -287,6 +290,49 @@ class DynamicRing:
             new = mts.serve(x)
             if new != old:
                 self._move_cut(j, new - old)
+
+    def serve_block(self, start: int, requests) -> bool:
+        """Serve ``requests`` (indices ``start, start + 1, ...``) on the compiled path; False if it does not apply.
+
+        The same as setting ``state_.now`` and calling :meth:`serve` for each request, bit for bit
+        (:mod:`~clusteropt.algorithms.ring.compiled`), for ``mts="hst"`` and ``"mix"``.  Returns False, having
+        done nothing, for the other MTS, when ``CLUSTEROPT_JIT=0``, or in the middle of a step.
+        """
+        from clusteropt.algorithms.ring import compiled
+
+        if self.mts not in ("hst", "mix") or not compiled.enabled():
+            return False
+        state = self.state_
+        requests = np.asarray(requests, dtype=np.int64)
+        if requests.size == 0:
+            return True
+        state.now = start
+        if state.pending:
+            return False
+        if requests.min() < 0 or requests.max() >= self.n_:
+            bad = int(np.flatnonzero((requests < 0) | (requests >= self.n_))[0])
+            raise ValueError(f"requests[{bad}] = {int(requests[bad])}; expected an edge in 0..{self.n_ - 1}")
+        if self._pack is None and self.mts_:
+            self._pack = (compiled.HSTPack if self.mts == "hst" else compiled.MixPack)(self.mts_)
+            cover_n = np.zeros(self.n_, dtype=np.int64)
+            cover = np.zeros((self.n_, 2, 2), dtype=np.int64)
+            for e, entries in enumerate(self._cover):
+                cover_n[e] = len(entries)
+                for c, (_, j, x) in enumerate(entries):
+                    cover[e, c] = j, x
+            self._cover_arrays = (cover_n, np.ascontiguousarray(cover[:, :, 0]),
+                                  np.ascontiguousarray(cover[:, :, 1]))
+        pack = self._pack
+        cuts = np.asarray(self._cuts, dtype=np.int64)
+        B = np.asarray(self._B, dtype=np.int64)
+        counters = np.array([self._comm, self._moving, 0], dtype=np.int64)
+        cover_n, cover_j, cover_x = self._cover_arrays
+        rows = compiled.serve_block(requests, start, state.server_of, state.load, cover_n, cover_j, cover_x,
+                                    cuts, B, self.perm_, pack, counters)
+        self._cuts, self._B = cuts.tolist(), B.tolist()
+        self._comm, self._moving = int(counters[0]), int(counters[1])
+        state.record_block(int(start) + requests.size - 1, rows, int(counters[2]))
+        return True
 
     def costs(self) -> dict[str, float]:
         """``communication``, ``moving`` (migrations by cut moves), ``initial`` (at index -1), and

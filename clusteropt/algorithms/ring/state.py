@@ -108,6 +108,30 @@ class RingAssignment:
             serve(e)
             idx += 1
 
+    @property
+    def pending(self) -> bool:
+        """Whether the current step has moved a process (its net migrations are not logged yet)."""
+        return bool(self._origin)
+
+    def record_block(self, last: int, rows: np.ndarray, moved: int) -> None:
+        """Log the net migrations of steps a compiled loop served, ending with index ``last``.
+
+        ``rows`` are ``[request index, process, to server]``, each step's sorted by process (what
+        :meth:`_flush` writes), computed from this object's :attr:`server_of` and :attr:`load`,
+        which the loop updated in place; ``moved`` is their number.  The steps are ended: the log
+        and :meth:`by_reason` (reason ``""``) hold them, and :attr:`now` is ``last``.
+        """
+        if self._origin:
+            raise RuntimeError("record_block: the current step has unlogged moves; end it first")
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1, 3)
+        if rows.shape[0] != moved:
+            raise ValueError(f"record_block: {rows.shape[0]} rows for {moved} migrations")
+        if rows.size:
+            self._log.append(rows)
+            self._reasons[""] = self._reasons.get("", 0) + int(moved)
+        self.moved += int(moved)
+        self._now = int(last)
+
     def _flush(self) -> None:
         """Write the current step's net migrations to the log."""
         origin = self._origin

@@ -1,0 +1,152 @@
+"""The compiled path of the dynamic algorithm equals the pure-Python reference bit for bit.
+
+``DynamicRing.serve_block`` (numba, :mod:`clusteropt.algorithms.ring.compiled`) against
+``DynamicRing.serve`` request by request, for the HST MTS (policy ``dynamic``) and the combined MTS
+(``dynamic-mix``): the migration log, the cost split, every interval MTS's state (conditionals,
+work functions, counters, fractional costs; the follower's costs, weights, expert and switches)
+and where each follower's coin generator stands afterwards; over random shapes, patterns,
+``alpha`` (integral and not), ``epsilon`` and block sizes.  ``run_ring`` with ``CLUSTEROPT_JIT=0``
+gives the same run as the default, and the outside checker accepts it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from clusteropt.algorithms.ring import compiled
+from clusteropt.algorithms.ring.dynamic import DynamicRing
+from clusteropt.algorithms.ring.state import RingAssignment
+from clusteropt.instances.ring import random_ring
+from clusteropt.online.ring import hit_the_cut, run_ring
+from clusteropt.verify.ring import check_ring_run
+
+PATTERNS = ("uniform", "zipf", "hotspot", "moving-hotspot", "phases")
+
+
+def _hst_state(x) -> tuple:
+    return (x._theta, x._w, x.position_, x.requests_, x.hit_cost_, x.move_cost_, x.frac_hit_, x.frac_service_,
+            x.frac_move_)
+
+
+def _mts_state(x) -> tuple:
+    if type(x).name == "hst":
+        return _hst_state(x)
+    wfa = x.experts_[1]
+    return (_hst_state(x.experts_[0]), wfa._w, wfa.position_, wfa.requests_, wfa.hit_cost_, wfa.move_cost_,
+            x._w, x.position_, x.requests_, x.hit_cost_, x.move_cost_, list(x.expert_costs_), x._follow._p,
+            x.following_, x.switches_, x._follow.coins.bit_generator.state)
+
+
+def _pair(inst, mts, seed, eps=1.0):
+    fast, ref = DynamicRing(mts=mts, epsilon=eps), DynamicRing(mts=mts, epsilon=eps)
+    fast.start(inst, np.random.default_rng(seed))
+    ref.start(inst, np.random.default_rng(seed))
+    return fast, ref
+
+
+def _assert_same(fast, ref):
+    a, b = fast.state_.migrations(), ref.state_.migrations()
+    assert a.shape == b.shape and np.array_equal(a, b)
+    assert fast.costs() == ref.costs()
+    assert fast.state_.by_reason() == ref.state_.by_reason()
+    assert fast.state_.moved == ref.state_.moved
+    assert np.array_equal(fast.state_.server_of, ref.state_.server_of)
+    assert np.array_equal(fast.state_.load, ref.state_.load)
+    assert fast.cut_edges() == ref.cut_edges() and fast.slices() == ref.slices()
+    for x, y in zip(fast.mts_, ref.mts_, strict=True):
+        assert _mts_state(x) == _mts_state(y)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(k=st.integers(1, 16), servers=st.integers(1, 6), T=st.integers(0, 600), pattern=st.sampled_from(PATTERNS),
+       alpha=st.sampled_from([1, 1, 2, 4, 16, 0.3, 2.5]), eps=st.sampled_from([0.0, 0.5, 1.0, 3.0]),
+       mts=st.sampled_from(["hst", "mix"]), block=st.integers(1, 700), seed=st.integers(0, 10**6))
+def test_block_equals_reference(k, servers, T, pattern, alpha, eps, mts, block, seed):
+    n = max(2, k * servers)
+    if n % servers:
+        servers = 1
+    inst = random_ring(n, servers, T, pattern, seed=seed, alpha=alpha)
+    fast, ref = _pair(inst, mts, seed, eps)
+    for a in range(0, T, block):
+        assert fast.serve_block(a, inst.requests[a:a + block])
+    ref.state_.serve_all(0, inst.requests.tolist(), ref.serve)
+    _assert_same(fast, ref)
+
+
+@pytest.mark.parametrize("mts", ["hst", "mix"])
+def test_block_then_reference_continues_alike(mts):
+    """Blocks and single requests interleave: the objects stay the authority between blocks."""
+    inst = random_ring(96, 4, 3000, "moving-hotspot", seed=3, alpha=2)
+    fast, ref = _pair(inst, mts, 3)
+    req = inst.requests.tolist()
+    assert fast.serve_block(0, inst.requests[:1000])
+    for t in range(1000, 1500):
+        fast.state_.now = t
+        fast.serve(req[t])
+    assert fast.serve_block(1500, inst.requests[1500:])
+    ref.state_.serve_all(0, req, ref.serve)
+    _assert_same(fast, ref)
+
+
+def test_hit_the_cut_sequences_agree():
+    """The adversarial sequence built against the reference (every request on a cut edge)."""
+    base = random_ring(64, 4, 0, "uniform", seed=0)
+    for mts, policy in (("hst", "dynamic"), ("mix", "dynamic-mix")):
+        inst = hit_the_cut(base, 2000, against=policy, seed=1)
+        fast, ref = _pair(inst, mts, 5)
+        assert fast.serve_block(0, inst.requests)
+        ref.state_.serve_all(0, inst.requests.tolist(), ref.serve)
+        _assert_same(fast, ref)
+
+
+@pytest.mark.parametrize("policy", ["dynamic", "dynamic-mix"])
+def test_run_ring_same_with_and_without_jit(policy, monkeypatch):
+    inst = random_ring(128, 4, 5000, "zipf", seed=2, alpha=4)
+    fast = run_ring(policy, inst, seed=7, batch=1024)
+    monkeypatch.setenv("CLUSTEROPT_JIT", "0")
+    assert not compiled.enabled()
+    ref = run_ring(policy, inst, seed=7, batch=1024)
+    assert np.array_equal(fast.migrations, ref.migrations)
+    assert fast.costs == ref.costs
+    check = check_ring_run(inst, fast)
+    check.raise_if_infeasible()
+    assert check.migration_cost == inst.alpha * len(fast.migrations)
+
+
+def test_other_mts_and_mid_step_use_the_reference():
+    inst = random_ring(32, 4, 100, "uniform", seed=0)
+    for mts in ("wfa", "soft"):
+        algo = DynamicRing(mts=mts)
+        algo.start(inst, 0)
+        assert not algo.serve_block(0, inst.requests)
+    algo = DynamicRing()
+    algo.start(inst, 0)
+    algo.state_.now = 0
+    algo.state_.assign_one(0, (int(algo.state_.server_of[0]) + 1) % 4)  # a move not yet logged
+    assert algo.state_.pending
+    assert not algo.serve_block(0, inst.requests)
+    with pytest.raises(ValueError, match=r"requests\[1\] = 32; expected an edge in 0..31"):
+        _started(inst).serve_block(0, np.array([0, 32]))
+
+
+def _started(inst):
+    algo = DynamicRing()
+    algo.start(inst, 0)
+    return algo
+
+
+def test_record_block_checks_its_rows():
+    a = RingAssignment(np.array([0, 0, 1, 1]), 2)
+    with pytest.raises(ValueError, match="2 rows for 1 migrations"):
+        a.record_block(5, np.array([[5, 0, 1], [5, 1, 1]]), 1)
+    a.now = 0
+    a.assign_one(0, 1)
+    with pytest.raises(RuntimeError, match="unlogged moves"):
+        a.record_block(5, np.zeros((0, 3)), 0)
+
+
+def test_compiled_log_exp_equal_cpython():
+    assert compiled._check_math()
