@@ -11,13 +11,21 @@
     growth shows as ``b`` near 0, with a slowly rising time; the bar is "at most
     polylogarithmically in n").
 The instance generation and the file round trip (JSON + ``.npy``) of the 10^6 requests are timed
-too.
+too.  The policies with a compiled path (``dynamic``, ``dynamic-mix``, ``follow``, ``never``:
+:mod:`clusteropt.algorithms.ring.compiled`) are also run with ``CLUSTEROPT_JIT=0`` (the pure-Python
+reference) on the same instance, and the two runs must give the same verified cost; before its
+timed run each policy serves a tiny instance once (the first call loads the compiled code from the
+cache), and a fresh process with an empty numba cache measures the compile itself.
 
 Run ``python -m benchmarks.ring_online`` (writes ``benchmarks/results/``) or ``--quick``.
 """
 
 from __future__ import annotations
 
+import os
+import resource
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -37,6 +45,45 @@ FULL = {"n": 1024, "servers": 16, "requests": 1_000_000, "growth_n": [128, 512, 
 QUICK = {"n": 256, "servers": 4, "requests": 20_000, "growth_n": [128, 256], "growth_k": 64,
          "growth_requests": 5_000, "seed": 0}
 TARGET_CPU_SECONDS = 2.0
+#: Policies with a compiled path, also timed on the pure-Python reference (``CLUSTEROPT_JIT=0``).
+COMPILED = ("dynamic", "dynamic-mix", "follow", "never")
+_COLD = ("from clusteropt.instances import random_ring; from clusteropt.online.ring import run_ring; "
+         "inst = random_ring(64, 4, 200, 'uniform', seed=0); "
+         "[run_ring(p, inst, seed=0) for p in ('dynamic', 'dynamic-mix', 'follow')]")
+
+
+def _cold_compile() -> dict:
+    """CPU and wall time of a fresh process that compiles the kernels into an empty cache."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", _COLD], check=True, env=env)
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cold = {"wall_s": wall, "cpu_s": (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)}
+        before = after
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", _COLD], check=True, env=env)
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    warm = {"wall_s": wall, "cpu_s": (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)}
+    return {"empty_cache": cold, "filled_cache": warm}
+
+
+def _first_call(policy: str) -> dict:
+    cpu0, start = time.process_time(), time.perf_counter()
+    run_ring(policy, random_ring(64, 4, 200, "uniform", seed=0), seed=0)
+    return {"wall_s": time.perf_counter() - start, "cpu_s": time.process_time() - cpu0}
+
+
+def _reference(policy: str, inst, seed: int) -> dict:
+    """The same run on the pure-Python reference path."""
+    os.environ["CLUSTEROPT_JIT"] = "0"
+    try:
+        return _one(policy, inst, seed)
+    finally:
+        del os.environ["CLUSTEROPT_JIT"]
 
 
 def _one(policy: str, inst, seed: int) -> dict:
@@ -72,9 +119,18 @@ def main(argv: list[str] | None = None) -> int:
         load_s = time.perf_counter() - start
         assert back == inst
     report["files"] = {"generate_s": gen_s, "save_s": save_s, "load_s": load_s}
+    report["compile"] = _cold_compile()
     speed = {}
     for policy in POLICIES:
+        first = _first_call(policy)
         speed[policy] = _one(policy, inst, cfg["seed"])
+        speed[policy]["first_call"] = first
+        if policy in COMPILED:
+            ref = _reference(policy, inst, cfg["seed"])
+            if ref["cost_per_request"] != speed[policy]["cost_per_request"]:
+                raise AssertionError(f"{policy}: the compiled and the reference run differ")
+            speed[policy]["reference_cpu_s"] = ref["cpu_s"]
+            speed[policy]["reference_wall_s"] = ref["wall_s"]
         print(f"{policy}: {speed[policy]['cpu_s']:.1f} s CPU", flush=True)
     report["speed"] = speed
     growth: dict[str, dict] = {p: {} for p in POLICIES}
@@ -97,14 +153,20 @@ def main(argv: list[str] | None = None) -> int:
              f"## (a) {cfg['requests']:,} uniform requests, n = {cfg['n']}, l = {cfg['servers']} "
              f"(target {TARGET_CPU_SECONDS:g} s CPU per policy)", "",
              f"Instance: generated in {gen_s:.2f} s, saved (JSON + .npy) in {save_s:.2f} s, "
-             f"loaded in {load_s:.2f} s.",
-             "", "| policy | run CPU (s) | run wall (s) | CPU us / request | verify (s) | max load / k "
-             "| promised c | cost / request |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+             f"loaded in {load_s:.2f} s.", "",
+             "Compiled kernels (`dynamic`, `dynamic-mix`, `follow`; a fresh process serving 200 requests with "
+             f"each): {report['compile']['empty_cache']['cpu_s']:.1f} s CPU with an empty numba cache "
+             f"(compiling), {report['compile']['filled_cache']['cpu_s']:.1f} s with the cache filled "
+             "(imports included).  Reference = the same run with `CLUSTEROPT_JIT=0` (pure Python; "
+             "the same verified cost); first call = a 200-request instance served just before.",
+             "", "| policy | run CPU (s) | run wall (s) | CPU us / request | reference CPU (s) | first call CPU (s) "
+             "| verify (s) | max load / k | promised c | cost / request |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for p, r in speed.items():
-        lines.append(f"| {p} | {r['cpu_s']:.2f} | {r['wall_s']:.2f} | {r['per_request_us']:.1f} | "
-                     f"{r['verify_s']:.2f} | {r['max_load_over_k']:.3f} | {r['augmentation']:.3g} | "
-                     f"{r['cost_per_request']:.4f} |")
+        ref = f"{r['reference_cpu_s']:.2f}" if "reference_cpu_s" in r else ""
+        lines.append(f"| {p} | {r['cpu_s']:.2f} | {r['wall_s']:.2f} | {r['per_request_us']:.1f} | {ref} | "
+                     f"{r['first_call']['cpu_s']:.2f} | {r['verify_s']:.2f} | {r['max_load_over_k']:.3f} | "
+                     f"{r['augmentation']:.3g} | {r['cost_per_request']:.4f} |")
     lines += ["", f"## (b) CPU us per request vs n (k = {cfg['growth_k']}, "
               f"{cfg['growth_requests']:,} uniform requests)",
               "", "| policy | " + " | ".join(f"n = {n}" for n in cfg["growth_n"]) + " | exponent b (time ~ n^b) |",

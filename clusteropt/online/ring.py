@@ -54,6 +54,7 @@ from typing import Any
 
 import numpy as np
 
+from clusteropt.algorithms.ring.state import serve_requests
 from clusteropt.instances.ring import RingInstance
 from clusteropt.online.driver import register_environment, run_online
 from clusteropt.registries import lookup
@@ -225,9 +226,7 @@ class RingPolicy:
         """Serve the batch (on the algorithm's compiled path if it has one); return its migrations ``(M, 3)``."""
         algo = self.algorithm
         state = algo.state_
-        block = getattr(algo, "serve_block", None)  # a compiled path, where the algorithm has one
-        if block is None or not block(observation.start, observation.requests):
-            state.serve_all(observation.start, observation.requests.tolist(), algo.serve)
+        serve_requests(algo, observation.start, observation.requests)
         return state.migrations(clear=True)
 
 

@@ -1,12 +1,14 @@
-"""The compiled path of the dynamic algorithm equals the pure-Python reference bit for bit.
+"""The compiled paths of the ring policies equal the pure-Python reference bit for bit.
 
-``DynamicRing.serve_block`` (numba, :mod:`clusteropt.algorithms.ring.compiled`) against
-``DynamicRing.serve`` request by request, for the HST MTS (policy ``dynamic``) and the combined MTS
-(``dynamic-mix``): the migration log, the cost split, every interval MTS's state (conditionals,
+``serve_block`` (numba, :mod:`clusteropt.algorithms.ring.compiled`) against ``serve`` request by
+request: for ``DynamicRing`` with the HST MTS (policy ``dynamic``) and the combined MTS
+(``dynamic-mix``), the migration log, the cost split, every interval MTS's state (conditionals,
 work functions, counters, fractional costs; the follower's costs, weights, expert and switches)
-and where each follower's coin generator stands afterwards; over random shapes, patterns,
-``alpha`` (integral and not), ``epsilon`` and block sizes.  ``run_ring`` with ``CLUSTEROPT_JIT=0``
-gives the same run as the default, and the outside checker accepts it.
+and where each coin generator stands afterwards; for ``FollowRing`` (``follow``), the log, the
+reasons, the experts' and the follower's costs, weights, switches, phases, scale and coins; for
+``NeverMigrate``, the count.  Over random shapes, patterns, ``alpha`` (integral and not),
+``epsilon``, the follower's scale and rate, and block sizes.  ``run_ring`` with
+``CLUSTEROPT_JIT=0`` gives the same run as the default, and the outside checker accepts it.
 """
 
 from __future__ import annotations
@@ -16,8 +18,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from clusteropt.algorithms.ring import _numba_kernels as _kernels
 from clusteropt.algorithms.ring import compiled
+from clusteropt.algorithms.ring.baselines import NeverMigrate
 from clusteropt.algorithms.ring.dynamic import DynamicRing
+from clusteropt.algorithms.ring.follow import FollowRing
 from clusteropt.algorithms.ring.state import RingAssignment
 from clusteropt.instances.ring import random_ring
 from clusteropt.online.ring import hit_the_cut, run_ring
@@ -102,7 +107,87 @@ def test_hit_the_cut_sequences_agree():
         _assert_same(fast, ref)
 
 
-@pytest.mark.parametrize("policy", ["dynamic", "dynamic-mix"])
+def _follow_state(a) -> tuple:
+    f = a._follow
+    return (list(a._costs), list(f.costs), f._p, f.following, f.switches, a.hits_, a.switch_moves_, a.phases_,
+            a.scale_, a.eta_, a._extra, a._prior_log, a._sigma.tolist(), f.coins.bit_generator.state,
+            a.state_.by_reason(), a.state_.moved, a.costs(), a.following_, a.switches_)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(k=st.integers(1, 16), servers=st.integers(1, 5), T=st.integers(0, 800), pattern=st.sampled_from(PATTERNS),
+       alpha=st.sampled_from([1, 1, 4, 16, 0.3]), scale=st.sampled_from(["adaptive", "adaptive", "diameter"]),
+       rate=st.sampled_from([0.5, 0.5, 3.0]), block=st.integers(1, 900), seed=st.integers(0, 10**6))
+def test_follow_block_equals_reference(k, servers, T, pattern, alpha, scale, rate, block, seed):
+    n = max(2, k * servers)
+    if n % servers:
+        servers = 1
+    inst = random_ring(n, servers, T, pattern, seed=seed, alpha=alpha)
+    fast, ref = FollowRing(scale=scale, rate=rate), FollowRing(scale=scale, rate=rate)
+    fast.start(inst, np.random.default_rng(seed))
+    ref.start(inst, np.random.default_rng(seed))
+    for a in range(0, T, block):
+        assert fast.serve_block(a, inst.requests[a:a + block])
+    ref.state_.serve_all(0, inst.requests.tolist(), ref.serve)
+    a, b = fast.state_.migrations(), ref.state_.migrations()
+    assert a.shape == b.shape and np.array_equal(a, b)
+    assert _follow_state(fast) == _follow_state(ref)
+    for x, y in zip(fast.experts_, ref.experts_, strict=True):
+        assert x.costs() == y.costs()
+        assert np.array_equal(x.state_.migrations(), y.state_.migrations())
+
+
+def test_follow_switches_and_restarts_on_the_compiled_path():
+    """A moving hot spot makes the follower switch and grow its scale inside blocks (events 1 and 2)."""
+    inst = random_ring(64, 4, 20000, "moving-hotspot", seed=3, alpha=0.3)
+    fast, ref = FollowRing(rate=3.0), FollowRing(rate=3.0)
+    fast.start(inst, np.random.default_rng(1))
+    ref.start(inst, np.random.default_rng(1))
+    assert fast.serve_block(0, inst.requests)
+    ref.state_.serve_all(0, inst.requests.tolist(), ref.serve)
+    assert fast.switches_ >= 10 and fast.phases_ >= 2
+    assert _follow_state(fast) == _follow_state(ref)
+    assert np.array_equal(fast.state_.migrations(), ref.state_.migrations())
+
+
+def test_follow_scale_growth_without_a_switch(monkeypatch):
+    """Event 2 (an expert's step costs more than ``1 + D`` while the follower keeps its expert).
+
+    The registered experts rarely migrate more than ``k`` processes in one step, so the scale is
+    set below one migration, in both runs alike, to make the path run often.
+    """
+    inst = random_ring(64, 4, 6000, "moving-hotspot", seed=2)
+    fast, ref = FollowRing(), FollowRing()
+    fast.start(inst, np.random.default_rng(4))
+    ref.start(inst, np.random.default_rng(4))
+    fast.scale_ = ref.scale_ = 0.25
+    events = []
+    kernel = _kernels.follow_block
+
+    def spy(*args):
+        out = kernel(*args)
+        events.append(int(out[1]))
+        return out
+
+    monkeypatch.setattr(_kernels, "follow_block", spy)
+    assert fast.serve_block(0, inst.requests[:2500]) and fast.serve_block(2500, inst.requests[2500:])
+    ref.state_.serve_all(0, inst.requests.tolist(), ref.serve)
+    assert 2 in events and fast.phases_ >= 3
+    assert _follow_state(fast) == _follow_state(ref)
+    assert np.array_equal(fast.state_.migrations(), ref.state_.migrations())
+
+
+def test_never_block_counts_like_serve():
+    inst = random_ring(64, 4, 5000, "zipf", seed=1)
+    fast, ref = NeverMigrate(), NeverMigrate()
+    fast.start(inst, None)
+    ref.start(inst, None)
+    assert fast.serve_block(0, inst.requests[:3000]) and fast.serve_block(3000, inst.requests[3000:])
+    ref.state_.serve_all(0, inst.requests.tolist(), ref.serve)
+    assert fast.costs() == ref.costs() and fast.state_.now == ref.state_.now == 4999
+
+
+@pytest.mark.parametrize("policy", ["dynamic", "dynamic-mix", "follow", "never"])
 def test_run_ring_same_with_and_without_jit(policy, monkeypatch):
     inst = random_ring(128, 4, 5000, "zipf", seed=2, alpha=4)
     fast = run_ring(policy, inst, seed=7, batch=1024)

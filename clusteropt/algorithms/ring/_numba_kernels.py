@@ -382,3 +382,105 @@ def dynamic_block_static(req, t0, so, counters):
         if so[e] != so[(e + 1) % n]:
             counters[0] += 1
     return np.zeros((0, 3), dtype=np.int64)
+
+
+@njit(cache=True)
+def follow_block(req, t0, r0, so, load, P, rows, ptr, end, sigma, fcost, tcost, fp, fint, eta, coins, cused,
+                 alpha, scale, check_scale, counters, out, nout, last):
+    """``FollowRing.serve`` over a block, the experts' moves given (see ``FollowRing.serve_block``).
+
+    ``P[i]`` is expert ``i``'s placement before request ``r0``; its net migrations in the block are
+    ``rows[ptr[i]:end[i]]`` (time order), replayed here.  ``fcost / fp / fint`` are the follower's
+    costs, weights and ``[following, switches]``; ``tcost`` the experts' true costs; ``counters`` =
+    ``[hits, moved]``; the follower's own migrations go to ``out[nout[0]:]``.  Returns ``(r,
+    event)``: 0 = block done; 1 = the follower switched at request ``r`` (relabel, sync and the
+    scale check are the caller's); 2 = the scale must grow at ``r`` (the sync and the restart are
+    the caller's); 3 = coins ran low, request ``r`` not served.  ``last[:m]`` holds the step costs
+    of request ``r`` and ``last[m]`` the followed expert's migrations in it.
+    """
+    n = so.size
+    m = P.shape[0]
+    old_p = np.zeros(m)
+    cdf = np.zeros(m)
+    for r in range(r0, req.size):
+        if cused[0] + 2 > coins.size:
+            return r, 3
+        t = t0 + r
+        e = req[r]
+        e1 = (e + 1) % n
+        if so[e] != so[e1]:
+            counters[0] += 1
+        J = fint[0]
+        dJ = 0
+        for i in range(m):
+            hit = 1.0 if P[i, e] != P[i, e1] else 0.0
+            d = 0
+            while ptr[i] < end[i] and rows[ptr[i], 0] == t:
+                P[i, rows[ptr[i], 1]] = rows[ptr[i], 2]
+                ptr[i] += 1
+                d += 1
+            step = hit + alpha * d if d else hit
+            last[i] = step
+            if i == J:
+                dJ = d
+            tcost[i] += step
+        last[m] = dJ
+        # LazyFollower.update
+        for i in range(m):
+            fcost[i] += last[i]
+        if m > 1:
+            low = fcost[0]
+            for i in range(1, m):
+                if fcost[i] < low:
+                    low = fcost[i]
+            total = 0.0
+            for i in range(m):
+                old_p[i] = fp[i]
+                fp[i] = math.exp(-eta * (fcost[i] - low))
+                total += fp[i]
+            for i in range(m):
+                fp[i] = fp[i] / total
+            if fp[J] < old_p[J]:
+                coin = coins[cused[0]]
+                cused[0] += 1
+                if coin >= fp[J] / old_p[J]:
+                    g = 0.0
+                    for i in range(m):
+                        cdf[i] = max(0.0, fp[i] - old_p[i])
+                        g += cdf[i]
+                    if g > 0.0:
+                        acc = 0.0
+                        for i in range(m):  # numpy's choice: cumulative p, normalised, searchsorted right
+                            acc += cdf[i] / g
+                            cdf[i] = acc
+                        u = coins[cused[0]]
+                        cused[0] += 1
+                        idx = 0
+                        for i in range(m):
+                            if cdf[i] / acc <= u:
+                                idx += 1
+                        fint[0] = idx
+                        fint[1] += 1
+                        return r, 1
+        if check_scale:
+            big = last[0]
+            for i in range(1, m):
+                if last[i] > big:
+                    big = last[i]
+            if max(big - 1.0, 0.0) > scale:
+                return r, 2
+        if dJ:  # FollowRing._sync(switched=False): J's moves, relabelled by sigma
+            for q in range(ptr[J] - dJ, ptr[J]):
+                v = rows[q, 1]
+                want = sigma[rows[q, 2]]
+                if so[v] != want:
+                    load[so[v]] -= 1
+                    load[want] += 1
+                    so[v] = want
+                    k = nout[0]
+                    out[k, 0] = t
+                    out[k, 1] = v
+                    out[k, 2] = want
+                    nout[0] = k + 1
+                    counters[1] += 1
+    return req.size, 0

@@ -149,6 +149,17 @@ class NeverMigrate:
         """Pay for ``e`` when it is cut; never move."""
         self.hits_ += _communication(self.state_, e)
 
+    def serve_block(self, start: int, requests) -> bool:
+        """Serve ``requests`` (indices ``start, ...``) at once: count those on cut edges (numpy)."""
+        state = self.state_
+        requests = np.asarray(requests, dtype=np.int64)
+        if requests.size == 0:
+            return True
+        state.now = start + requests.size - 1
+        so = state.server_of
+        self.hits_ += int(np.count_nonzero(so[requests] != so[(requests + 1) % state.n]))
+        return True
+
     def costs(self) -> dict[str, float]:
         """``communication`` (requests on cut edges) and ``migration`` (always 0)."""
         return {"communication": float(self.hits_), "migration": 0.0}
@@ -221,6 +232,17 @@ class StaticBestArcs:
     def serve(self, e: int) -> None:
         """Pay for ``e`` when it is cut; never move."""
         self.hits_ += _communication(self.state_, e)
+
+    def serve_block(self, start: int, requests) -> bool:
+        """Serve ``requests`` (indices ``start, ...``) at once: count those on cut edges (numpy)."""
+        state = self.state_
+        requests = np.asarray(requests, dtype=np.int64)
+        if requests.size == 0:
+            return True
+        state.now = start + requests.size - 1
+        so = state.server_of
+        self.hits_ += int(np.count_nonzero(so[requests] != so[(requests + 1) % state.n]))
+        return True
 
     def costs(self) -> dict[str, float]:
         """``communication`` and ``migration`` (``alpha`` times the processes moved at the start)."""

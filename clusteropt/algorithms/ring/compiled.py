@@ -1,27 +1,40 @@
-"""Compiled hot path of the dynamic ring algorithm: the HST line MTS and the per-request driver (numba).
+"""Compiled hot path of the ring policies: the HST line MTS, the per-request drivers, the follower (numba).
 
 Why compiled, and why numba.  ``DynamicRing.serve`` with the paper's MTS spends its time in
 :class:`~clusteropt.algorithms.ring.mts.hst.EntropicHSTLine`: a few dozen scalar float operations
 and two short loops over the ``O(log L)`` levels of the random 2-HST per request.  That work is
 sequential (each request changes the state the next one sees) and branchy, so numpy cannot
-vectorise it across requests, and in Python it costs about 25 us a request.  numba compiles the
-same scalar code to machine code (``cache=True``: compiled once per machine, then loaded from
-``__pycache__``).  The interval chains are independent given the shift, but the driver needs
-every cut after every request (the communication cost reads the placement), so one compiled loop
-over the requests that serves all intervals is the simpler and faster design.
+vectorise it across requests, and in Python it costs about 20 us a request.  numba compiles the
+same scalar code to machine code (``cache=True``: compiled once per machine, about 10 s, then
+loaded from ``__pycache__``).  The interval chains are independent given the shift, but the
+driver needs every cut after every request (the communication cost reads the placement), so one
+compiled loop over the requests that serves all intervals is the simpler and faster design.
 
-What is compiled.  :func:`serve_block` runs a block of requests through every interval's HST MTS
-(:meth:`EntropicHSTLine.serve` with ``method="exact"`` at full depth, line for line: the work
-function, the exact flow of ``_flow_pair``, the earth mover distance, the CDF-coupling quantile)
-and through ``DynamicRing._move_cut`` and ``RingAssignment.assign_one``, and returns the block's
-net migrations per step in the order :class:`~clusteropt.algorithms.ring.state.RingAssignment`
-logs them.  The arithmetic is the reference's, operation for operation (no ``fastmath``; ``log``
-and ``exp`` are the C library's, as in CPython), so a compiled run equals the pure-Python one
-bit for bit: ``tests/algorithms/test_ring_compiled.py`` checks positions, fractional counters,
-work functions, costs and the migration log on random, adversarial and ``alpha != 1`` runs.
-The pure-Python :meth:`DynamicRing.serve` stays the reference, and the only path for the other
-line MTS (``"wfa"`` and ``"soft"`` are O(1) / O(log L) Python already) and for
-``EntropicHSTLine`` options the driver does not build (``method="proximal"``, cut ``levels``).
+What is compiled (:mod:`clusteropt.algorithms.ring._numba_kernels`, one function per reference
+function, named in its docstring):
+
+* :func:`serve_block` (``DynamicRing.serve_block``, policies ``dynamic`` and ``dynamic-mix``): every
+  interval's MTS (:meth:`EntropicHSTLine.serve` with ``method="exact"`` at full depth, line for
+  line: the work function, the exact flow of ``_flow_pair``, the earth mover distance, the
+  CDF-coupling quantile; for ``"mix"`` also the work function algorithm and the lazy follower,
+  whose coins are drawn beforehand from its own generator), ``DynamicRing._move_cut`` and
+  ``RingAssignment.assign_one``; it returns the block's net migrations per step in the order
+  :class:`~clusteropt.algorithms.ring.state.RingAssignment` logs them.
+* :func:`follow_block` (``FollowRing.serve_block``, policy ``follow``): the experts are independent
+  of the follower, so each serves the block first on its own path; the compiled loop replays
+  their migrations, pays each request, updates the weights (the lazy follower, as above) and
+  moves the placement with the followed expert; a switch or a growth of the scale (rare) is
+  handed back to the Python methods that do it.
+
+``never`` counts its cut requests with numpy (``NeverMigrate.serve_block``).  The arithmetic is
+the reference's, operation for operation (no ``fastmath``; ``log`` and ``exp`` are the C library's,
+as in CPython), so a compiled run equals the pure-Python one bit for bit:
+``tests/algorithms/test_ring_compiled.py`` checks logs, costs and every internal state on random,
+adversarial and ``alpha != 1`` runs.  numba therefore does not shape a result and is not among the
+versions :mod:`clusteropt.provenance` records.  The pure-Python ``serve`` stays the reference, and
+the only path for the other policies (``dynamic-wfa``, ``dynamic-soft``, ``greedy``, ``static``,
+``component`` run at 0.5-2 us a request in Python) and for ``EntropicHSTLine`` options the driver
+does not build (``method="proximal"``, cut ``levels``).
 
 Set the environment variable ``CLUSTEROPT_JIT=0`` to run the reference instead (nothing else
 changes; the results are the same).
@@ -46,7 +59,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["HSTPack", "MixPack", "enabled", "serve_block"]
+__all__ = ["FOLLOW_COINS", "HSTPack", "MixPack", "enabled", "follow_block", "serve_block"]
 
 
 def enabled() -> bool:
@@ -236,6 +249,91 @@ def serve_block(requests: np.ndarray, t0: int, so: np.ndarray, load: np.ndarray,
     finally:
         pack.unpack()
     return rows
+
+
+#: Switching coins drawn at a time by :func:`follow_block` (at most two a request are used).
+FOLLOW_COINS = 4096
+
+
+def _like(values, template) -> list:
+    """``values`` as ints when every entry of ``template`` is an int (the reference keeps int costs so)."""
+    as_int = all(isinstance(v, int) for v in template)
+    return [int(v) if as_int else float(v) for v in values.tolist()]
+
+
+def follow_block(algo, requests: np.ndarray, t0: int, placements: np.ndarray, logs: list) -> None:
+    """The follower's part of ``FollowRing.serve_block``: the experts have served the block already.
+
+    ``placements[i]`` is expert ``i``'s placement before the block and ``logs[i]`` its block's
+    migrations.  The compiled loop runs until the block ends or an event needs the Python side
+    (a switch, a growth of the scale, coins to draw); the follower's state is written back into
+    ``algo`` before each event is handled and read again after it.
+    """
+    from clusteropt.algorithms.ring import _numba_kernels as k
+
+    req = np.ascontiguousarray(requests, dtype=np.int64)
+    state = algo.state_
+    m = len(algo.experts_)
+    P = np.array(placements, dtype=np.int64)
+    sizes = [len(rows) for rows in logs]
+    rows = np.concatenate([np.asarray(r, dtype=np.int64).reshape(-1, 3) for r in logs])
+    end = np.cumsum(sizes).astype(np.int64)
+    ptr = end - np.asarray(sizes, dtype=np.int64)
+    out = np.zeros((max(1, int(end[-1])), 3), dtype=np.int64)
+    nout = np.zeros(1, dtype=np.int64)
+    counters = np.zeros(2, dtype=np.int64)
+    last = np.zeros(m + 1)
+    kernel: Any = k.follow_block
+    r = 0
+    recorded = 0  # rows of ``out`` already in the log
+    while True:
+        fol = algo._follow
+        coins_state = fol.coins.bit_generator.state
+        coins = fol.coins.random(FOLLOW_COINS)
+        used = np.zeros(1, dtype=np.int64)
+        fcost, tcost = np.array(fol.costs, dtype=float), np.array(algo._costs, dtype=float)
+        fp, fint = np.array(fol._p, dtype=float), np.array([fol.following, fol.switches], dtype=np.int64)
+        counters[:] = 0
+        check = algo.scale == "adaptive" and algo.scale_ < algo.diameter_
+        sigma = np.asarray(algo._sigma, dtype=np.int64)
+        r_end, event = kernel(req, int(t0), r, state.server_of, state.load, P, rows, ptr, end, sigma, fcost, tcost,
+                              fp, fint, float(fol.eta), coins, used, float(algo.alpha_), float(algo.scale_), check,
+                              counters, out, nout, last)
+        # write the state back (the coins: set back, then advanced by those used)
+        fol.coins.bit_generator.state = coins_state
+        if used[0]:
+            fol.coins.random(int(used[0]))
+        fol.costs[:] = _like(fcost, fol.costs)
+        algo._costs[:] = _like(tcost, algo._costs)
+        fol._p = fp.tolist()
+        fol.following, fol.switches = int(fint[0]), int(fint[1])
+        algo.hits_ += int(counters[0])
+        done = int(nout[0])
+        if r_end > r:  # requests r .. r_end - 1 are served completely
+            state.record_block(t0 + r_end - 1, out[recorded:done], done - recorded, reason="follow")
+            recorded = done
+        if event == 0:
+            return
+        if event == 3:
+            r = r_end
+            continue
+        # the rest of request r_end, as FollowRing.serve does it
+        state.now = t0 + r_end
+        step = last[:m].tolist()
+        switch_cost = 0.0
+        if event == 1:
+            algo._relabel(P)
+            switch_cost = algo.alpha_ * algo._sync(switched=True, placements=P)
+        elif last[m]:
+            algo._sync(switched=False, placements=P)
+        if algo.scale == "adaptive" and algo.scale_ < algo.diameter_:
+            big = max(max(step) - 1.0, switch_cost)
+            if big > algo.scale_:
+                algo._restart(big, P)
+        state.end_step()
+        r = r_end + 1
+        if r >= req.size:
+            return
 
 
 def _check_math() -> bool:

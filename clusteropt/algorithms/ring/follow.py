@@ -236,7 +236,7 @@ class FollowRing:
         eta, D = self.eta_, self.scale_
         return (1.0 + eta * D) * eta * (1.0 + D) / -math.expm1(-eta * (1.0 + D))
 
-    def _restart(self, observed: float) -> None:
+    def _restart(self, observed: float, placements: np.ndarray | None = None) -> None:
         """End the phase: scale at least doubled (and at least ``observed``), weights from the prior."""
         m = len(self.experts_)
         top = self.diameter_
@@ -254,13 +254,17 @@ class FollowRing:
             self._extra += delta * top  # the re-draw from the prior
             if self._follow.following != j:
                 self._switches += 1
-                self._relabel()
-                self._sync(switched=True)
+                self._relabel(placements)
+                self._sync(switched=True, placements=placements)
         self.phases_ += 1
 
-    def _relabel(self) -> None:
-        """``sigma``: the permutation of the followed expert's labels keeping the most processes."""
-        target = self.experts_[self._follow.following].state_.server_of
+    def _relabel(self, placements: np.ndarray | None = None) -> None:
+        """``sigma``: the permutation of the followed expert's labels keeping the most processes.
+
+        ``placements[i]`` is expert ``i``'s placement (default: each expert's current one).
+        """
+        j = self._follow.following
+        target = self.experts_[j].state_.server_of if placements is None else placements[j]
         ns = self.servers_
         overlap = np.zeros((ns, ns), dtype=np.int64)
         np.add.at(overlap, (target, self.state_.server_of), 1)  # [expert label, own label]
@@ -269,9 +273,10 @@ class FollowRing:
         sigma[rows] = cols
         self._sigma = sigma
 
-    def _sync(self, *, switched: bool) -> int:
-        """Move the placement to ``sigma(P_J)``; return the processes moved."""
-        want = self._sigma[self.experts_[self._follow.following].state_.server_of]
+    def _sync(self, *, switched: bool, placements: np.ndarray | None = None) -> int:
+        """Move the placement to ``sigma(P_J)``; return the processes moved (``placements``: :meth:`_relabel`)."""
+        j = self._follow.following
+        want = self._sigma[self.experts_[j].state_.server_of if placements is None else placements[j]]
         diff = np.flatnonzero(self.state_.server_of != want)
         if not diff.size:
             return 0
@@ -312,6 +317,39 @@ class FollowRing:
             big = max(max(step) - 1.0, switch_cost)
             if big > self.scale_:
                 self._restart(big)
+
+    def serve_block(self, start: int, requests) -> bool:
+        """Serve ``requests`` (indices ``start, start + 1, ...``) on the compiled path; False if it does not apply.
+
+        The same as setting ``state_.now`` and calling :meth:`serve` for each request, bit for
+        bit.  The experts are independent of the follower, so each serves the whole block first
+        (on its own compiled path where it has one) and its migrations are logged; then a compiled
+        loop (:mod:`~clusteropt.algorithms.ring.compiled`) replays them, pays the requests, updates
+        the weights and follows the chosen expert, and hands each switch and each growth of the
+        scale back to :meth:`_relabel`, :meth:`_sync` and :meth:`_restart`.  Returns False, having
+        done nothing, when ``CLUSTEROPT_JIT=0`` or in the middle of a step.
+        """
+        from clusteropt.algorithms.ring import compiled
+        from clusteropt.algorithms.ring.state import serve_requests
+
+        if not compiled.enabled():
+            return False
+        state = self.state_
+        requests = np.asarray(requests, dtype=np.int64)
+        if requests.size == 0:
+            return True
+        state.now = start
+        for algo in self.experts_:
+            algo.state_.now = start  # what serve does first for each expert
+        if state.pending or any(algo.state_.pending for algo in self.experts_):
+            return False
+        marks = [algo.state_.log_mark() for algo in self.experts_]
+        before = np.stack([algo.state_.server_of for algo in self.experts_])
+        for algo in self.experts_:
+            serve_requests(algo, start, requests)
+        logs = [algo.state_.rows_since(mark) for algo, mark in zip(self.experts_, marks, strict=True)]
+        compiled.follow_block(self, requests, int(start), before, logs)
+        return True
 
     def bound(self) -> float:
         """The guarantee's right-hand side at the experts' costs so far (module docstring): with the

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-__all__ = ["RingAlgorithm", "RingAssignment"]
+__all__ = ["RingAlgorithm", "RingAssignment", "serve_requests"]
 
 
 class RingAssignment:
@@ -113,13 +113,28 @@ class RingAssignment:
         """Whether the current step has moved a process (its net migrations are not logged yet)."""
         return bool(self._origin)
 
-    def record_block(self, last: int, rows: np.ndarray, moved: int) -> None:
+    def end_step(self) -> None:
+        """End the current step: log its net migrations (:attr:`now` is kept)."""
+        self._flush()
+
+    def log_mark(self) -> int:
+        """A mark of the log's end (for :meth:`rows_since`)."""
+        self._flush()
+        return len(self._log)
+
+    def rows_since(self, mark: int) -> np.ndarray:
+        """The migrations logged since :meth:`log_mark` returned ``mark`` (ends the current step), ``(M, 3)``."""
+        self._flush()
+        new = self._log[mark:]
+        return np.concatenate(new) if new else np.zeros((0, 3), dtype=np.int64)
+
+    def record_block(self, last: int, rows: np.ndarray, moved: int, reason: str = "") -> None:
         """Log the net migrations of steps a compiled loop served, ending with index ``last``.
 
         ``rows`` are ``[request index, process, to server]``, each step's sorted by process (what
         :meth:`_flush` writes), computed from this object's :attr:`server_of` and :attr:`load`,
         which the loop updated in place; ``moved`` is their number.  The steps are ended: the log
-        and :meth:`by_reason` (reason ``""``) hold them, and :attr:`now` is ``last``.
+        and :meth:`by_reason` (under ``reason``) hold them, and :attr:`now` is ``last``.
         """
         if self._origin:
             raise RuntimeError("record_block: the current step has unlogged moves; end it first")
@@ -128,7 +143,7 @@ class RingAssignment:
             raise ValueError(f"record_block: {rows.shape[0]} rows for {moved} migrations")
         if rows.size:
             self._log.append(rows)
-            self._reasons[""] = self._reasons.get("", 0) + int(moved)
+            self._reasons[reason] = self._reasons.get(reason, 0) + int(moved)
         self.moved += int(moved)
         self._now = int(last)
 
@@ -223,6 +238,17 @@ class RingAssignment:
     def cut(self, e: int) -> bool:
         """Whether ring edge ``e`` = (e, e + 1 mod n) joins processes on different servers."""
         return bool(self.server_of[e] != self.server_of[(e + 1) % self.n])
+
+
+def serve_requests(algo: Any, start: int, requests: np.ndarray) -> None:
+    """Serve ``requests`` (indices ``start, start + 1, ...``) with ``algo``, on its compiled path if it has one.
+
+    ``algo.serve_block(start, requests)`` where the algorithm offers it and it applies (it returns
+    True), else :meth:`RingAssignment.serve_all` with ``algo.serve``: the same result either way.
+    """
+    block = getattr(algo, "serve_block", None)
+    if block is None or not block(start, requests):
+        algo.state_.serve_all(start, np.asarray(requests).tolist(), algo.serve)
 
 
 class RingAlgorithm(Protocol):
