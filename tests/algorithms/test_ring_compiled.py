@@ -187,7 +187,7 @@ def test_never_block_counts_like_serve():
     assert fast.costs() == ref.costs() and fast.state_.now == ref.state_.now == 4999
 
 
-@pytest.mark.parametrize("policy", ["dynamic", "dynamic-mix", "follow", "never"])
+@pytest.mark.parametrize("policy", ["dynamic", "dynamic-mix", "follow", "never", "static-best"])
 def test_run_ring_same_with_and_without_jit(policy, monkeypatch):
     inst = random_ring(128, 4, 5000, "zipf", seed=2, alpha=4)
     fast = run_ring(policy, inst, seed=7, batch=1024)

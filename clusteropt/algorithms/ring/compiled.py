@@ -26,7 +26,7 @@ function, named in its docstring):
   moves the placement with the followed expert; a switch or a growth of the scale (rare) is
   handed back to the Python methods that do it.
 
-``never`` counts its cut requests with numpy (``NeverMigrate.serve_block``).  The arithmetic is
+``never`` and ``static-best`` count their cut requests with numpy (their ``serve_block``).  The arithmetic is
 the reference's, operation for operation (no ``fastmath``; ``log`` and ``exp`` are the C library's,
 as in CPython), so a compiled run equals the pure-Python one bit for bit:
 ``tests/algorithms/test_ring_compiled.py`` checks logs, costs and every internal state on random,

@@ -245,8 +245,11 @@ def serve_requests(algo: Any, start: int, requests: np.ndarray) -> None:
 
     ``algo.serve_block(start, requests)`` where the algorithm offers it and it applies (it returns
     True), else :meth:`RingAssignment.serve_all` with ``algo.serve``: the same result either way.
+    ``CLUSTEROPT_JIT=0`` in the environment takes the second way for every algorithm.
     """
-    block = getattr(algo, "serve_block", None)
+    from clusteropt.algorithms.ring.compiled import enabled
+
+    block = getattr(algo, "serve_block", None) if enabled() else None
     if block is None or not block(start, requests):
         algo.state_.serve_all(start, np.asarray(requests).tolist(), algo.serve)
 
