@@ -7,7 +7,19 @@ registered.  Systems: paper 000 (``clusteropt.online.gadget``), paper 002
 (``clusteropt.online.broker``), paper 004 (``clusteropt.online.ring``).
 """
 
-from clusteropt.online import broker, gadget, realtime, ring
+import importlib
+from typing import Any
+
 from clusteropt.online.driver import ENVIRONMENTS, register_environment, run_online
 
 __all__ = ["ENVIRONMENTS", "broker", "gadget", "realtime", "register_environment", "ring", "run_online"]
+
+#: The systems' modules, imported when first named (``clusteropt.online.ring``, or the attribute
+#: ``clusteropt.online.ring``), so a run pays only for the system it runs.
+SYSTEMS = ("broker", "gadget", "realtime", "ring")
+
+
+def __getattr__(name: str) -> Any:
+    if name in SYSTEMS:
+        return importlib.import_module(f"clusteropt.online.{name}")
+    raise AttributeError(f"module 'clusteropt.online' has no attribute {name!r}")

@@ -70,6 +70,11 @@ class Policy(Protocol):
 #: Instance kind -> ``factory(instance, horizon, rng) -> Environment``.
 ENVIRONMENTS: dict[str, Callable[..., Environment]] = {}
 
+#: The module that registers each instance kind's environment (imported by :func:`run_online` on
+#: first use, so a run loads only its own system).
+ENVIRONMENT_MODULES = {"broker": "clusteropt.online.broker", "gadget": "clusteropt.online.gadget",
+                       "realtime": "clusteropt.online.realtime.policies", "ring": "clusteropt.online.ring"}
+
 
 def register_environment(kind: str, factory: Callable[..., Environment]) -> Callable[..., Environment]:
     """Register the environment factory of an instance kind (once per kind)."""
@@ -107,8 +112,12 @@ def run_online(policy: Policy, instance: Any, *, horizon: int, seed=None, progre
     if not isinstance(horizon, int | np.integer) or horizon < 1:
         raise ValueError(f"horizon = {horizon!r}; expected an integer >= 1")
     kind = getattr(instance, "kind", type(instance).__name__)
-    if kind not in ENVIRONMENTS:
-        import clusteropt.online  # noqa: F401  (systems register their environments on import)
+    if kind not in ENVIRONMENTS:  # systems register their environments when their module is imported
+        import importlib
+
+        module = ENVIRONMENT_MODULES.get(kind)
+        for name in [module] if module else list(ENVIRONMENT_MODULES.values()):
+            importlib.import_module(name)
     factory = lookup(ENVIRONMENTS, kind, "environment")
     seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     env_seq, policy_seq = seq.spawn(2)

@@ -31,6 +31,12 @@ from clusteropt.verify.ring import check_ring_run
 PATTERNS = ("uniform", "zipf", "hotspot", "moving-hotspot", "phases")
 
 
+@pytest.fixture(autouse=True)
+def _always_compiled(monkeypatch):
+    """The compiled path for every block, however small (the default mode leaves small ones to the reference)."""
+    monkeypatch.setenv("CLUSTEROPT_JIT", "1")
+
+
 def _hst_state(x) -> tuple:
     return (x._theta, x._w, x.position_, x.requests_, x.hit_cost_, x.move_cost_, x.frac_hit_, x.frac_service_,
             x.frac_move_)
@@ -231,6 +237,23 @@ def test_record_block_checks_its_rows():
     a.assign_one(0, 1)
     with pytest.raises(RuntimeError, match="unlogged moves"):
         a.record_block(5, np.zeros((0, 3)), 0)
+
+
+def test_auto_mode_leaves_small_blocks_to_the_reference(monkeypatch):
+    """``"auto"``: a small block runs compiled only once the kernels are loaded; ``"off"`` never."""
+    import sys
+
+    monkeypatch.delenv("CLUSTEROPT_JIT")
+    assert compiled.mode() == "auto"
+    assert compiled.use_compiled(compiled.JIT_MIN_REQUESTS)
+    monkeypatch.delitem(sys.modules, "clusteropt.algorithms.ring._numba_kernels")
+    assert not compiled.use_compiled(compiled.JIT_MIN_REQUESTS - 1)
+    inst = random_ring(32, 4, 100, "uniform", seed=0)
+    assert not _started(inst).serve_block(0, inst.requests)
+    monkeypatch.setenv("CLUSTEROPT_JIT", "off")
+    assert compiled.mode() == "off" and not compiled.use_compiled(10**9)
+    monkeypatch.setenv("CLUSTEROPT_JIT", "yes")
+    assert compiled.mode() == "on" and compiled.use_compiled(1)
 
 
 def test_compiled_log_exp_equal_cpython():

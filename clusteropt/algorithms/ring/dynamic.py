@@ -296,14 +296,15 @@ class DynamicRing:
 
         The same as setting ``state_.now`` and calling :meth:`serve` for each request, bit for bit
         (:mod:`~clusteropt.algorithms.ring.compiled`), for ``mts="hst"`` and ``"mix"``.  Returns False, having
-        done nothing, for the other MTS, when ``CLUSTEROPT_JIT=0``, or in the middle of a step.
+        done nothing, for the other MTS, when :func:`~clusteropt.algorithms.ring.compiled.use_compiled`
+        says no (``CLUSTEROPT_JIT``, the block's size), or in the middle of a step.
         """
         from clusteropt.algorithms.ring import compiled
 
-        if self.mts not in ("hst", "mix") or not compiled.enabled():
+        requests = np.asarray(requests, dtype=np.int64)
+        if self.mts not in ("hst", "mix") or not compiled.use_compiled(requests.size):
             return False
         state = self.state_
-        requests = np.asarray(requests, dtype=np.int64)
         if requests.size == 0:
             return True
         state.now = start

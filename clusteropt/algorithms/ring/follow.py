@@ -89,7 +89,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from clusteropt.algorithms.ring.experts import LazyFollower, follow_bound
 from clusteropt.algorithms.ring.mts.line import check_alpha
@@ -268,6 +267,8 @@ class FollowRing:
         ns = self.servers_
         overlap = np.zeros((ns, ns), dtype=np.int64)
         np.add.at(overlap, (target, self.state_.server_of), 1)  # [expert label, own label]
+        from scipy.optimize import linear_sum_assignment  # here: scipy.optimize takes 0.3 s to import
+
         rows, cols = linear_sum_assignment(overlap, maximize=True)
         sigma = np.empty(ns, dtype=np.int64)
         sigma[rows] = cols
@@ -327,15 +328,16 @@ class FollowRing:
         loop (:mod:`~clusteropt.algorithms.ring.compiled`) replays them, pays the requests, updates
         the weights and follows the chosen expert, and hands each switch and each growth of the
         scale back to :meth:`_relabel`, :meth:`_sync` and :meth:`_restart`.  Returns False, having
-        done nothing, when ``CLUSTEROPT_JIT=0`` or in the middle of a step.
+        done nothing, when :func:`~clusteropt.algorithms.ring.compiled.use_compiled` says no or in
+        the middle of a step.
         """
         from clusteropt.algorithms.ring import compiled
         from clusteropt.algorithms.ring.state import serve_requests
 
-        if not compiled.enabled():
+        requests = np.asarray(requests, dtype=np.int64)
+        if not compiled.use_compiled(requests.size):
             return False
         state = self.state_
-        requests = np.asarray(requests, dtype=np.int64)
         if requests.size == 0:
             return True
         state.now = start

@@ -245,7 +245,8 @@ def serve_requests(algo: Any, start: int, requests: np.ndarray) -> None:
 
     ``algo.serve_block(start, requests)`` where the algorithm offers it and it applies (it returns
     True), else :meth:`RingAssignment.serve_all` with ``algo.serve``: the same result either way.
-    ``CLUSTEROPT_JIT=0`` in the environment takes the second way for every algorithm.
+    ``CLUSTEROPT_JIT=0`` in the environment takes the second way for every algorithm (see
+    :mod:`~clusteropt.algorithms.ring.compiled` for when a block runs compiled).
     """
     from clusteropt.algorithms.ring.compiled import enabled
 
