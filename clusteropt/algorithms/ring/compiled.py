@@ -95,7 +95,8 @@ def enabled() -> bool:
 
 def use_compiled(size: int) -> bool:
     """Whether a block of ``size`` requests runs compiled: mode ``"on"``, or ``"auto"`` with ``size >=``
-    :data:`JIT_MIN_REQUESTS` or the kernels loaded already (then they cost nothing more)."""
+    :data:`JIT_MIN_REQUESTS` or the kernels loaded already (then they cost nothing more).
+    """
     m = mode()
     if m != "auto":
         return m == "on"
