@@ -137,10 +137,10 @@ def build(model_name: str, instance, *, relax: bool = False, **options):
 
 def list_models(kind: str | None = None) -> list[dict[str, str]]:
     """Registered models (of ``kind``): dicts of name, kind, backend, description."""
-    from clusteropt.models import MODELS
+    from clusteropt.models import register_all
 
     return [{"name": m.name, "kind": m.kind, "backend": m.backend, "description": m.description}
-            for m in MODELS.values() if kind is None or m.kind == kind]
+            for m in register_all().values() if kind is None or m.kind == kind]
 
 
 def list_solvers() -> list[dict[str, Any]]:

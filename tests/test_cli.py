@@ -53,7 +53,7 @@ def assert_one_line_error(code: int, out: str, err: str, expected_code: int = 2)
 @pytest.fixture
 def private_registry(monkeypatch):
     """A copy of the model registry for this test only (both names point to it)."""
-    models = dict(registry_module.MODELS)
+    models = dict(registry_module.register_all())
     monkeypatch.setattr(registry_module, "MODELS", models)
     monkeypatch.setattr(clusteropt.models, "MODELS", models)
     return models

@@ -145,7 +145,7 @@ def test_run_passes_the_combined_mts_rate(tmp_path, capsys, small):
 def test_the_ring_models_are_registered_by_the_package():
     pytest.importorskip("clusteropt.models.ring.offline")
     # a fresh interpreter: what `clusteropt solve` sees (other tests may have imported models.ring here)
-    code = "import clusteropt.models as m; print(sorted(n for n in m.MODELS if n.startswith('ring')))"
+    code = "import clusteropt.models as m; print(sorted(n for n in m.register_all() if n.startswith('ring')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     want = ["ring-dynamic-cut-lp", "ring-dynamic-dp", "ring-dynamic-move-lp", "ring-dynamic-opt",
             "ring-static-opt"]

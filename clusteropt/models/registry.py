@@ -12,7 +12,7 @@ from typing import Any
 
 from clusteropt.registries import lookup, register
 
-__all__ = ["MODELS", "ModelSpec", "get_model", "models_for", "register_model"]
+__all__ = ["MODELS", "ModelSpec", "get_model", "models_for", "register_all", "register_model"]
 
 
 @dataclass(frozen=True)
@@ -71,15 +71,22 @@ def register_model(spec: ModelSpec) -> ModelSpec:
     return register(MODELS, spec, "model")
 
 
+def register_all() -> dict[str, ModelSpec]:
+    """Import every system's models (each registers its own on import); returns :data:`MODELS`."""
+    import importlib
+
+    from clusteropt.models import SYSTEMS
+
+    for name in SYSTEMS:
+        importlib.import_module(f"clusteropt.models.{name}")
+    return MODELS
+
+
 def get_model(name: str) -> ModelSpec:
     """The spec registered as ``name``; unknown names list the registered ones."""
-    import clusteropt.models  # noqa: F401  (registers every system's models)
-
-    return lookup(MODELS, name, "model")
+    return lookup(register_all(), name, "model")
 
 
 def models_for(kind: str) -> list[ModelSpec]:
     """Registered models that take instances of ``kind``."""
-    import clusteropt.models  # noqa: F401
-
-    return [m for m in MODELS.values() if m.kind == kind]
+    return [m for m in register_all().values() if m.kind == kind]

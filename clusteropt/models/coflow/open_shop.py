@@ -37,14 +37,14 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyomo.environ as pyo
-from pyomo.core.expr.numeric_expr import LinearExpression
 
 from clusteropt.instances.coflow.instance import CoflowInstance, ConcurrentOpenShopInstance
 from clusteropt.models.registry import ModelSpec, register_model
 from clusteropt.models.size import check_model_size
 
 if TYPE_CHECKING:
+    import pyomo.environ as pyo
+
     from clusteropt.solvers.rowgen import Cut
 
 log = logging.getLogger(__name__)
@@ -246,6 +246,9 @@ def build_cos_lp(
     >>> print(m.parallel_full[0].expr)
     3.25  <=  0.25*C[0] + 0.75*C[1]
     """
+    import pyomo.environ as pyo  # here: Pyomo takes 0.7 s to import
+    from pyomo.core.expr.numeric_expr import LinearExpression
+
     if initial not in INITIAL:
         raise ValueError(f"initial = {initial!r}; expected one of {', '.join(INITIAL)}")
     if release_rows not in RELEASE_ROWS:
@@ -472,6 +475,8 @@ def parallel_cut_rows(model: pyo.ConcreteModel, cuts: ParallelCuts) -> list[Cut]
     Each row is ``sum_{j in S} (L_{i,j} / L_i(S)) C_j >= f_i(S) / L_i(S)``; its ``violation`` is in
     slots and its ``scale`` is the right-hand side; its ``key`` is ``(i, S)``.
     """
+    from pyomo.core.expr.numeric_expr import LinearExpression  # here: Pyomo takes 0.7 s to import
+
     from clusteropt.solvers.rowgen import Cut
 
     cvars = list(model.C.values())
@@ -544,6 +549,8 @@ def build_cos_milp(
     >>> solve(build_cos_milp(ConcurrentOpenShopInstance([[2, 1]], [1.0, 3.0], [0, 0]))).objective
     6.0
     """
+    import pyomo.environ as pyo  # here: Pyomo takes 0.7 s to import
+
     if not isinstance(inst, ConcurrentOpenShopInstance):
         raise TypeError(f"build_cos_milp takes a ConcurrentOpenShopInstance, got {type(inst).__name__}")
     p = np.asarray(inst.processing, dtype=np.int64)
@@ -627,6 +634,8 @@ def build_coflow_milp(
     >>> solve(build_coflow_milp(inst)).objective
     4.0
     """
+    import pyomo.environ as pyo  # here: Pyomo takes 0.7 s to import
+
     if not isinstance(inst, CoflowInstance):
         raise TypeError(f"build_coflow_milp takes a CoflowInstance, got {type(inst).__name__}")
     r = np.asarray(inst.release, dtype=np.int64)
