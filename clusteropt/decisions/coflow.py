@@ -63,10 +63,10 @@ class CoflowSchedule:
     def to_json_blocks(self, ids: Sequence[int] | np.ndarray) -> list[dict[str, Any]]:
         """The ``"blocks"`` list of ``clusteropt run --json``: flows name coflows by id."""
         ids = np.asarray(ids)
-        return [
-            {"start": s, "length": n, "flows": [[int(ids[c]), int(i), int(o)] for c, i, o in flows.tolist()]}
-            for s, n, flows in self.blocks()
-        ]
+        rows = np.stack([ids[self.coflow], self.input, self.output], axis=1).astype(np.int64).tolist()
+        ptr = np.asarray(self.ptr).tolist()
+        return [{"start": s, "length": n, "flows": rows[ptr[b]:ptr[b + 1]]}
+                for b, (s, n) in enumerate(zip(np.asarray(self.start).tolist(), np.asarray(self.length).tolist()))]
 
     @classmethod
     def from_json_blocks(cls, blocks: Sequence[dict[str, Any]], ids: Sequence[int] | np.ndarray) -> CoflowSchedule:

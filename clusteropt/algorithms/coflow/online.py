@@ -54,7 +54,7 @@ import logging
 import numpy as np
 
 from clusteropt.algorithms.coflow.orderings import primal_dual_order, sebf_order, size_order
-from clusteropt.algorithms.coflow.schedulers import _Busy, _common_free, _merge_blocks
+from clusteropt.algorithms.coflow.schedulers import _fill, _merge_blocks, flows_in_order
 from clusteropt.decisions.coflow import CoflowSchedule
 from clusteropt.instances.coflow.instance import CoflowInstance
 
@@ -104,9 +104,11 @@ def residual_order(inst: CoflowInstance, policy: str, present: np.ndarray, remai
     local = pos[inst.coflow]
     keep = (local >= 0) & (remaining > 0)
     units = remaining[keep]
-    loads = np.zeros((present.size, inst.n_ports), dtype=np.int64)
-    np.add.at(loads, (local[keep], inst.input[keep]), units)
-    np.add.at(loads, (local[keep], inst.n_inputs + inst.output[keep]), units)
+    size = present.size * inst.n_ports
+    row = local[keep] * inst.n_ports
+    loads = (np.bincount(row + inst.input[keep], weights=units, minlength=size)
+             + np.bincount(row + inst.n_inputs + inst.output[keep], weights=units, minlength=size))
+    loads = loads.astype(np.int64).reshape(present.size, inst.n_ports)  # exact: integer sums < 2^53
     weight = inst.weight[present]
     if policy in ("primal-dual", "sincronia"):
         local_order = primal_dual_order(loads, weight, None, kappa=kappa).order
@@ -165,14 +167,17 @@ def online_greedy_schedule(inst: CoflowInstance, policy: str = "sebf", *, epoch:
     n = inst.n_coflows
     avail = inst.release.astype(np.int64) + 1
     remaining = inst.units.astype(np.int64).copy()
-    ptr = inst.coflow_ptr.tolist()
     left = np.bincount(inst.coflow, weights=remaining, minlength=n).astype(np.int64)
     arrivals = np.unique(avail).tolist()
     by_slot: dict[int, list[int]] = {}
     assert inst.ids is not None  # validation sets the default ids
     for j in np.lexsort((inst.ids, inst.release)).tolist():
         by_slot.setdefault(int(avail[j]), []).append(j)
-    starts, lengths, cof, ins, outs = [], [], [], [], []
+    starts: list[np.ndarray] = []
+    lengths: list[np.ndarray] = []
+    cof: list[np.ndarray] = []
+    ins: list[np.ndarray] = []
+    outs: list[np.ndarray] = []
     replans: list[int] = []
     order: list[int] = []
     k = 0  # next arrival slot index
@@ -207,36 +212,31 @@ def online_greedy_schedule(inst: CoflowInstance, policy: str = "sebf", *, epoch:
         if epoch is not None and (end is None or next_replan < end) and order:
             end = next_replan
         windows += 1
-        busy_in: dict[int, _Busy] = {}
-        busy_out: dict[int, _Busy] = {}
-        for j in order:
-            for f in range(ptr[j], ptr[j + 1]):
-                need = int(remaining[f])
-                if need == 0:
-                    continue
-                u, v = int(inst.input[f]), int(inst.output[f])
-                bu = busy_in.setdefault(u, _Busy())
-                bv = busy_out.setdefault(v, _Busy())
-                for a, b in _common_free(bu, bv, s, need, end):
-                    bu.add(a, b)
-                    bv.add(a, b)
-                    starts.append(a)
-                    lengths.append(b - a)
-                    cof.append(j)
-                    ins.append(u)
-                    outs.append(v)
-                    remaining[f] -= b - a
-                    left[j] -= b - a
+        flows = flows_in_order(inst, order)
+        flows = flows[remaining[flows] > 0]
+        seg, a, b = _fill(inst.input[flows], inst.output[flows], remaining[flows],
+                          np.full(flows.size, s, dtype=np.int64), end, inst.n_inputs, inst.n_outputs,
+                          flows=inst.n_flows)
+        f = flows[seg]
+        np.subtract.at(remaining, f, b - a)
+        np.subtract.at(left, inst.coflow[f], b - a)
+        starts.append(a)
+        lengths.append(b - a)
+        cof.append(inst.coflow[f])
+        ins.append(inst.input[f])
+        outs.append(inst.output[f])
         if end is None:
             break
         s = end
     if int(left.sum()):
         raise RuntimeError(f"online schedule left {int(left.sum())} units unscheduled (a bug)")
     # the run's order: coflows by completion slot (ties by index)
+    empty = np.zeros(0, dtype=np.int64)
+    starts_a, lengths_a, cof_a, ins_a, outs_a = (np.concatenate([empty, *x])
+                                                 for x in (starts, lengths, cof, ins, outs))
     completion = np.zeros(n, dtype=np.int64)
-    if starts:
-        ends = np.asarray(starts, dtype=np.int64) + np.asarray(lengths, dtype=np.int64) - 1
-        np.maximum.at(completion, np.asarray(cof, dtype=np.int64), ends)
+    if starts_a.size:
+        np.maximum.at(completion, cof_a, starts_a + lengths_a - 1)
     final = np.lexsort((np.arange(n), completion))
-    schedule = _merge_blocks(starts, lengths, cof, ins, outs, final)
+    schedule = _merge_blocks(starts_a, lengths_a, cof_a, ins_a, outs_a, final)
     return OnlineSchedule(schedule=schedule, replan_slots=np.asarray(replans, dtype=np.int64), windows=windows)

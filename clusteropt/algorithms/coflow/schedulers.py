@@ -41,6 +41,15 @@
 
 All return a :class:`~clusteropt.decisions.coflow.CoflowSchedule`; check it with
 :func:`clusteropt.verify.check_coflow_schedule`.
+
+Compiled.  The greedy (and the online greedy of :mod:`~clusteropt.algorithms.coflow.online`, window
+by window) spends its time on each port's sorted busy intervals: a bisection and a list insert per
+segment, in Python about 2 us each, sequential (a flow's slots depend on every flow before it) and
+so not vectorisable.  :func:`_fill` runs the compiled transcription of :func:`_fill_reference`
+(numba, :mod:`clusteropt.algorithms.coflow._numba_kernels`; the same segments, checked in
+``tests/algorithms/test_coflow_compiled.py``) from :data:`JIT_MIN_FLOWS` flows on, or whenever the
+kernel is loaded already (:mod:`clusteropt.jit`; ``CLUSTEROPT_JIT=0`` runs the reference).  MADD and
+the paper's scheduler stay in Python.
 """
 
 from __future__ import annotations
@@ -48,13 +57,15 @@ from __future__ import annotations
 import bisect
 import itertools
 import logging
+from typing import Any
 
 import numpy as np
 
 from clusteropt.decisions.coflow import CoflowSchedule, ScheduleBuilder
 from clusteropt.instances.coflow.instance import CoflowInstance
 
-__all__ = ["SCHEDULERS", "decompose_into_matchings", "greedy_schedule", "madd_schedule", "paper_schedule"]
+__all__ = ["JIT_MIN_FLOWS", "SCHEDULERS", "decompose_into_matchings", "flows_in_order", "greedy_schedule",
+           "madd_schedule", "paper_schedule"]
 
 log = logging.getLogger(__name__)
 
@@ -181,6 +192,59 @@ def _common_free_back(u: _Busy, v: _Busy, lo: int, hi: int, need: int) -> tuple[
     return taken, need
 
 
+#: In the default mode (:func:`clusteropt.jit.mode` ``"auto"``), work on fewer flows runs on the
+#: Python reference while the compiled kernel is not loaded: loading numba and the kernel costs
+#: about 0.4 s of CPU, what the reference spends on some 20,000 flows.
+JIT_MIN_FLOWS = 20_000
+
+_KERNELS = "clusteropt.algorithms.coflow._numba_kernels"
+
+
+def _fill_reference(u, v, need, first, end: int | None, n_in: int, n_out: int):
+    """Each flow in turn takes the earliest slots from ``first[i]`` (before ``end``) free at both its ports.
+
+    Flow ``i`` runs from input ``u[i]`` to output ``v[i]`` and needs ``need[i]`` slots.  Returns
+    ``(flow, a, b)`` int64 arrays: segment ``k`` gives flow ``flow[k]`` the slots ``a[k] .. b[k] - 1``,
+    flows in order and each flow's segments in time order.  The pure-Python reference of the
+    compiled :func:`clusteropt.algorithms.coflow._numba_kernels.fill`.
+    """
+    busy_in: dict[int, _Busy] = {}
+    busy_out: dict[int, _Busy] = {}
+    fs, As, Bs = [], [], []
+    for i, (uu, vv, d, t) in enumerate(zip(np.asarray(u).tolist(), np.asarray(v).tolist(),
+                                           np.asarray(need).tolist(), np.asarray(first).tolist())):
+        if d == 0:
+            continue
+        bu = busy_in.get(uu)
+        if bu is None:
+            bu = busy_in[uu] = _Busy()
+        bv = busy_out.get(vv)
+        if bv is None:
+            bv = busy_out[vv] = _Busy()
+        for a, b in _common_free(bu, bv, t, d, end):
+            bu.add(a, b)
+            bv.add(a, b)
+            fs.append(i)
+            As.append(a)
+            Bs.append(b)
+    return (np.asarray(fs, dtype=np.int64), np.asarray(As, dtype=np.int64), np.asarray(Bs, dtype=np.int64))
+
+
+def _fill(u, v, need, first, end: int | None, n_in: int, n_out: int, *, flows: int | None = None):
+    """:func:`_fill_reference`, compiled (numba) when :func:`clusteropt.jit.use_compiled` says so for
+    ``flows`` (default ``len(u)``) against :data:`JIT_MIN_FLOWS`; the same result either way.
+    """
+    from clusteropt.jit import use_compiled
+
+    if not use_compiled(len(u) if flows is None else flows, JIT_MIN_FLOWS, _KERNELS):
+        return _fill_reference(u, v, need, first, end, n_in, n_out)
+    from clusteropt.algorithms.coflow import _numba_kernels
+
+    fill: Any = _numba_kernels.fill  # numba's dispatcher types no signature
+    arr = [np.ascontiguousarray(x, dtype=np.int64) for x in (u, v, need, first)]
+    return fill(*arr, -1 if end is None else int(end), int(n_in), int(n_out))
+
+
 def greedy_schedule(inst: CoflowInstance, order) -> CoflowSchedule:
     """Work-conserving priority greedy (see the module docstring), respecting release times.
 
@@ -204,25 +268,27 @@ def greedy_schedule(inst: CoflowInstance, order) -> CoflowSchedule:
     [(1, 1, [[1, 0, 1]]), (2, 2, [[0, 0, 0]])]
     """
     order = _check_order(order, inst.n_coflows)
-    ports_in = [_Busy() for _ in range(inst.n_inputs)]
-    ports_out = [_Busy() for _ in range(inst.n_outputs)]
-    ptr = inst.coflow_ptr
-    starts, lengths, cof, ins, outs = [], [], [], [], []
-    release = inst.release.tolist()
-    for j in order.tolist():
-        first = release[j] + 1
-        for f in range(int(ptr[j]), int(ptr[j + 1])):
-            u, v = int(inst.input[f]), int(inst.output[f])
-            bu, bv = ports_in[u], ports_out[v]
-            for a, b in _common_free(bu, bv, first, int(inst.units[f])):
-                bu.add(a, b)
-                bv.add(a, b)
-                starts.append(a)
-                lengths.append(b - a)
-                cof.append(j)
-                ins.append(u)
-                outs.append(v)
-    return _merge_blocks(starts, lengths, cof, ins, outs, order)
+    flows = flows_in_order(inst, order)
+    co = inst.coflow[flows]
+    seg, a, b = _fill(inst.input[flows], inst.output[flows], inst.units[flows], inst.release[co] + 1, None,
+                      inst.n_inputs, inst.n_outputs)
+    f = flows[seg]
+    return _merge_blocks(a, b - a, inst.coflow[f], inst.input[f], inst.output[f], order)
+
+
+def flows_in_order(inst: CoflowInstance, order) -> np.ndarray:
+    """The flow indices of the coflows ``order`` (each coflow's flows in index order), concatenated.
+
+    >>> inst = CoflowInstance(2, 2, coflow=[0, 0, 1], input=[0, 1, 0], output=[0, 1, 1], units=[1, 1, 1],
+    ...                       weight=[1.0, 1.0], release=[0, 0])
+    >>> flows_in_order(inst, [1, 0]).tolist()
+    [2, 0, 1]
+    """
+    order = np.asarray(order, dtype=np.int64)
+    ptr = np.asarray(inst.coflow_ptr, dtype=np.int64)
+    counts = ptr[order + 1] - ptr[order]
+    base = np.repeat(ptr[order] - np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
+    return base + np.arange(int(counts.sum()), dtype=np.int64)
 
 
 def madd_schedule(inst: CoflowInstance, order) -> CoflowSchedule:

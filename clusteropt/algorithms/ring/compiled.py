@@ -36,7 +36,7 @@ the only path for the other policies (``dynamic-wfa``, ``dynamic-soft``, ``greed
 ``component`` run at 0.5-2 us a request in Python) and for ``EntropicHSTLine`` options the driver
 does not build (``method="proximal"``, cut ``levels``).
 
-When it runs.  By default (:func:`mode` ``"auto"``) a block runs compiled when it has at least
+When it runs.  By default (:func:`clusteropt.jit.mode` ``"auto"``) a block runs compiled when it has at least
 :data:`JIT_MIN_REQUESTS` requests or the kernels are loaded already, so a small run does not pay
 the 0.55 s of loading numba; ``CLUSTEROPT_JIT=1`` always compiles, ``CLUSTEROPT_JIT=0`` serves every
 request one by one on the reference (nothing else changes; the results are the same).
@@ -56,11 +56,12 @@ True
 from __future__ import annotations
 
 import math
-import os
-import sys
 from typing import Any
 
 import numpy as np
+
+from clusteropt.jit import enabled, mode
+from clusteropt.jit import use_compiled as _use_compiled
 
 __all__ = ["FOLLOW_COINS", "JIT_MIN_REQUESTS", "HSTPack", "MixPack", "enabled", "follow_block", "mode",
            "serve_block", "use_compiled"]
@@ -74,33 +75,12 @@ JIT_MIN_REQUESTS = 20_000
 _KERNELS = "clusteropt.algorithms.ring._numba_kernels"
 
 
-def mode() -> str:
-    """``CLUSTEROPT_JIT``: ``"off"`` (``0``, ``off``, ``no``, ``false``), ``"on"`` (``1``, ``on``, ``yes``,
-    ``true``) or ``"auto"`` (unset or anything else: compiled for large blocks, see :func:`use_compiled`).
-
-    >>> import os
-    >>> os.environ.get("CLUSTEROPT_JIT") is None and mode() == "auto"
-    True
-    """
-    value = os.environ.get("CLUSTEROPT_JIT", "auto").strip().lower()
-    if value in ("0", "off", "no", "false"):
-        return "off"
-    return "on" if value in ("1", "on", "yes", "true") else "auto"
-
-
-def enabled() -> bool:
-    """Whether block paths run at all (every mode but ``"off"``)."""
-    return mode() != "off"
-
-
 def use_compiled(size: int) -> bool:
-    """Whether a block of ``size`` requests runs compiled: mode ``"on"``, or ``"auto"`` with ``size >=``
-    :data:`JIT_MIN_REQUESTS` or the kernels loaded already (then they cost nothing more).
+    """Whether a block of ``size`` requests runs compiled (:func:`clusteropt.jit.use_compiled` with
+    :data:`JIT_MIN_REQUESTS`): mode ``"on"``, or ``"auto"`` with ``size >= JIT_MIN_REQUESTS`` or the
+    kernels loaded already.
     """
-    m = mode()
-    if m != "auto":
-        return m == "on"
-    return size >= JIT_MIN_REQUESTS or _KERNELS in sys.modules
+    return _use_compiled(size, JIT_MIN_REQUESTS, _KERNELS)
 
 
 # integer and float counters of one HST MTS, by column

@@ -1,0 +1,134 @@
+"""Coflow greedy schedulers at the public trace's scale: compiled against the Python reference, and whole CLI runs.
+
+A trace-like synthetic workload (``random_coflows``: 150 ports, 526 coflows, heavy-tailed widths
+and sizes scaled as in ``coflow_scale``, Poisson arrivals), seeds 0-2.  Per seed, in one process:
+the offline greedy schedule of the SEBF order and the online greedy (SEBF re-planned at every
+arrival), each with ``CLUSTEROPT_JIT=1`` (the compiled fill, kernels loaded beforehand) and
+``CLUSTEROPT_JIT=0`` (the pure-Python reference), CPU and wall time, and the check that both give
+the same schedule array for array.  Then ``clusteropt run FILE --policy sebf --schedule greedy
+--online`` as a fresh process (the default mode: compiled at this size), CPU and wall time with
+the verifier and the JSON write included; and the kernel's compile time in a fresh process with an
+empty numba cache.  Targets: a trace-scale synthetic run within 1 s of CPU in process.
+
+Run ``python -m benchmarks.coflow_speed`` (writes ``benchmarks/results/``) or ``--quick``.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks._report import finish, header, output_dir, parser
+from clusteropt.algorithms.coflow.online import online_greedy_schedule
+from clusteropt.algorithms.coflow.orderings import sebf_order
+from clusteropt.algorithms.coflow.schedulers import greedy_schedule
+from clusteropt.instances import random_coflows
+
+NAME = "coflow_speed"
+FULL = {"n_coflows": 526, "n_ports": 150, "units_scale": 2000.0, "max_units": None, "seeds": [0, 1, 2],
+        "load": 0.9, "weights": "random"}
+QUICK = {"n_coflows": 40, "n_ports": 12, "units_scale": 20.0, "max_units": None, "seeds": [0],
+         "load": 0.9, "weights": "random"}
+FIELDS = ("start", "length", "ptr", "coflow", "input", "output", "order")
+TARGET_CPU_SECONDS = 1.0
+
+
+def _timed(fn, jit: str):
+    os.environ["CLUSTEROPT_JIT"] = jit
+    try:
+        cpu, wall = time.process_time(), time.perf_counter()
+        out = fn()
+        return out, time.process_time() - cpu, time.perf_counter() - wall
+    finally:
+        del os.environ["CLUSTEROPT_JIT"]
+
+
+def _child(command: list[str], env: dict | None = None) -> dict:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {"cpu_s": (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime), "wall_s": wall}
+
+
+def _seed(cfg: dict, seed: int, tmp: Path) -> dict:
+    inst = random_coflows(cfg["n_coflows"], cfg["n_ports"], load=cfg["load"], weights=cfg["weights"],
+                          units_scale=cfg["units_scale"], max_units=cfg["max_units"], seed=seed)
+    n_ports = inst.n_inputs + inst.n_outputs
+    loads = np.zeros((inst.n_coflows, n_ports), dtype=np.int64)
+    np.add.at(loads, (inst.coflow, inst.input), inst.units)
+    np.add.at(loads, (inst.coflow, inst.n_inputs + inst.output), inst.units)
+    order = sebf_order(loads, inst.weight, None)
+    row: dict = {"seed": seed, "flows": int(inst.n_flows), "units": int(inst.units.sum())}
+    for name, fn in (("greedy", lambda: greedy_schedule(inst, order)),
+                     ("online", lambda: online_greedy_schedule(inst, "sebf").schedule)):
+        fast, cpu, wall = _timed(fn, "1")
+        ref, rcpu, rwall = _timed(fn, "0")
+        same = all(np.array_equal(getattr(fast, f), getattr(ref, f)) for f in FIELDS)
+        if not same:
+            raise AssertionError(f"seed {seed} {name}: the compiled and the reference schedule differ")
+        row[name] = {"cpu_s": cpu, "wall_s": wall, "reference_cpu_s": rcpu, "reference_wall_s": rwall,
+                     "same": same}
+    path = tmp / f"coflow-{seed}.json"
+    inst.to_json(path)
+    row["cli_online"] = _child([sys.executable, "-m", "clusteropt.cli", "run", str(path), "--policy", "sebf",
+                                "--schedule", "greedy", "--online", "--json", str(tmp / "out.json")])
+    return row
+
+
+def _markdown(report: dict) -> str:
+    m = report["machine"]
+    c = report["compile"]
+    lines = [f"# {NAME}", "", f"Machine: {m['platform']}, {m['cpu_count']} cores, load average "
+             f"{m.get('load_average_1_5_15')} (after: {m.get('load_average_after')}); created "
+             f"{report['created']}, code version {report['code_version']}; parameters {report['config']}.", "",
+             f"Compiled fill: {c['empty_cache']['cpu_s']:.1f} s CPU to compile (a fresh process, empty numba "
+             f"cache), {c['filled_cache']['cpu_s']:.2f} s to import and load it (cache filled).  Reference = "
+             "the same call with `CLUSTEROPT_JIT=0`; every schedule equal array for array.  CLI = "
+             "`clusteropt run FILE --policy sebf --schedule greedy --online --json out.json`, a fresh "
+             "process (verification and JSON included).", "",
+             "| seed | flows | units | greedy CPU (s) | reference (s) | online CPU (s) | reference (s) "
+             "| CLI online CPU (s) | CLI wall (s) |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in report["seeds"]:
+        lines.append(f"| {r['seed']} | {r['flows']} | {r['units']} | {r['greedy']['cpu_s']:.2f} | "
+                     f"{r['greedy']['reference_cpu_s']:.2f} | {r['online']['cpu_s']:.2f} | "
+                     f"{r['online']['reference_cpu_s']:.2f} | {r['cli_online']['cpu_s']:.2f} | "
+                     f"{r['cli_online']['wall_s']:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+_LOAD = ("import numpy as np; from clusteropt.algorithms.coflow import _numba_kernels as k; "
+         "z = np.zeros(1, dtype=np.int64); k.fill(z, z, z + 1, z, -1, 1, 1)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser(NAME, __doc__, "small sizes, print only").parse_args(argv)
+    cfg = QUICK if args.quick else FULL
+    start = time.perf_counter()
+    report = header(NAME, ("numpy", "numba"))
+    report["config"] = cfg
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        report["compile"] = {"empty_cache": _child([sys.executable, "-c", _LOAD], env),
+                             "filled_cache": _child([sys.executable, "-c", _LOAD], env)}
+    _timed(lambda: greedy_schedule(random_coflows(5, 3, seed=0), np.arange(5)), "1")  # load the kernel
+    with tempfile.TemporaryDirectory() as tmp:
+        report["seeds"] = [_seed(cfg, seed, Path(tmp)) for seed in cfg["seeds"]]
+    finish(NAME, report, _markdown, output_dir(args), start)
+    over = [r["seed"] for r in report["seeds"]
+            if max(r["greedy"]["cpu_s"], r["online"]["cpu_s"]) > TARGET_CPU_SECONDS]
+    if over and not args.quick:
+        print(f"over the {TARGET_CPU_SECONDS:g} s CPU target: seeds {over}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
