@@ -15,6 +15,8 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from clusteropt.instances.gadget.instance import Cluster, fat_tree_cluster, gadget_preset, random_gadget
 from clusteropt.models.gadget.colgen import price_placements, solve_embedding_colgen
@@ -92,7 +94,8 @@ def test_pricing_matches_brute_force(seed):
             assert cost == pytest.approx(want, abs=1e-9)
 
 
-def test_min_plus_matches_the_definition():
+@pytest.mark.parametrize("compiled", [False, True])
+def test_min_plus_matches_the_definition(compiled):
     from clusteropt.models.gadget.colgen import _min_plus
 
     rng = np.random.default_rng(7)
@@ -102,7 +105,7 @@ def test_min_plus_matches_the_definition():
         f[rng.random(f.shape) < 0.2] = np.inf
         g = np.full((4, K + 1), np.inf)
         g[:, :m] = rng.uniform(0, 5, (4, m)).round(1)
-        h, b = _min_plus(f, g)
+        h, b = _min_plus(f, g, compiled=compiled)
         for j in range(4):
             for c in range(K + 1):
                 sums = [f[j, c - q] + g[j, q] for q in range(c + 1)]
@@ -110,6 +113,40 @@ def test_min_plus_matches_the_definition():
                 assert h[j, c] == pytest.approx(want) if np.isfinite(want) else np.isinf(h[j, c])
                 if np.isfinite(want):  # the largest minimising b
                     assert b[j, c] == max(q for q in range(c + 1) if sums[q] == want)
+
+
+@settings(max_examples=80, deadline=None)
+@given(J=st.integers(1, 12), width=st.integers(1, 20), seed=st.integers(0, 10**6))
+def test_compiled_min_plus_equals_numpy(J, width, seed):
+    """The numba kernel gives the numpy reference's ``h`` and ``b`` exactly (ties, infinities, empty ``g``)."""
+    from clusteropt.models.gadget.colgen import _min_plus
+
+    rng = np.random.default_rng(seed)
+    f = rng.integers(0, 6, (J, width)).astype(float) + (rng.random((J, width)) if seed % 2 else 0.0)
+    g = rng.integers(0, 6, (J, width)).astype(float)
+    f[rng.random(f.shape) < 0.3] = np.inf
+    g[rng.random(g.shape) < 0.4] = np.inf
+    if seed % 7 == 0:
+        g[:] = np.inf
+    want, got = _min_plus(f, g), _min_plus(f, g, compiled=True)
+    assert np.array_equal(want[0], got[0]) and np.array_equal(want[1], got[1]) and got[1].dtype == np.int16
+
+
+def test_pricing_same_with_and_without_jit(monkeypatch):
+    rng = np.random.default_rng(3)
+    cl = fat_tree_cluster(40, n_racks=4, seed=1)
+    lay = tree_layout(cl)
+    J = 30
+    kappa = rng.integers(1, 9, J)
+    unit = rng.uniform(0, 3, (J, cl.n_servers)).round(2)
+    link = rng.uniform(0, 4, (J, cl.n_nodes)).round(2)
+    own_cap = rng.integers(0, 5, (J, cl.n_servers))
+    monkeypatch.setenv("CLUSTEROPT_JIT", "1")
+    fast = price_placements(lay, kappa, unit, link, own_cap)
+    monkeypatch.setenv("CLUSTEROPT_JIT", "0")
+    ref = price_placements(lay, kappa, unit, link, own_cap)
+    for name in ("cost", "counts", "below"):
+        assert np.array_equal(getattr(fast, name), getattr(ref, name))
 
 
 def _slots():

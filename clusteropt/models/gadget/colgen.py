@@ -60,6 +60,7 @@ import dataclasses
 import logging
 import math
 import time
+from typing import Any
 
 import highspy
 import numpy as np
@@ -103,15 +104,31 @@ class PlacementPrices:
     below: np.ndarray
 
 
-def _min_plus(f: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+#: In the default mode (:func:`clusteropt.jit.mode` ``"auto"``), a pricing DP with fewer
+#: ``N J (K + 1)`` cells (tree nodes x jobs x ring sizes) than this runs the numpy reference while
+#: the compiled kernel is not loaded (loading numba costs about 0.4 s, which small slots never repay).
+JIT_MIN_CELLS = 50_000
+
+_KERNELS = "clusteropt.models.gadget._numba_kernels"
+
+
+def _min_plus(f: np.ndarray, g: np.ndarray, *, compiled: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Row-wise min-plus convolution ``h[c] = min_b f[c - b] + g[b]`` over ``c = 0 .. K`` and the
-    minimising ``b`` (int16; ties go to the largest ``b``), by one shifted comparison per ``b`` up to
-    the last column where ``g`` is finite anywhere (a server holds at most its ``own_cap``):
-    ``O(J K m)`` work and no ``(K+1) x (K+1)`` table of sums per row, for narrow and wide parts alike.
+    minimising ``b`` (int16; ties go to the largest ``b``), over ``b`` up to the last column where
+    ``g`` is finite anywhere (a server holds at most its ``own_cap``): ``O(J K m)`` work.
+
+    ``compiled``: the numba kernel (:func:`clusteropt.models.gadget._numba_kernels.min_plus`, cell by
+    cell, no temporaries), else the numpy reference (one shifted comparison per ``b``); the same
+    ``h`` and ``b`` (``tests/models/test_gadget_colgen.py``).
     """
-    J, width = f.shape
+    if compiled:
+        from clusteropt.models.gadget import _numba_kernels
+
+        kernel: Any = _numba_kernels.min_plus  # numba's dispatcher types no signature
+        return kernel(f, g)
     finite = np.flatnonzero(np.isfinite(g).any(axis=0))
     m = int(finite[-1]) + 1 if finite.size else 1
+    J, width = f.shape
     h = np.full((J, width), np.inf)
     best = np.zeros((J, width), dtype=np.int16)
     for b in range(m - 1, -1, -1):  # largest b first: a strict < keeps it on ties
@@ -209,6 +226,9 @@ def price_placements(lay: TreeLayout, kappa, unit, link, own_cap, *,
         return PlacementPrices(np.zeros(0), none.reshape(0, n_srv), none.reshape(0, n_nodes))
     levels = pricing_plan(lay, n_srv) if plan is None else plan
     K = int(kappa.max())
+    from clusteropt.jit import use_compiled
+
+    compiled = use_compiled(J * (K + 1) * n_nodes, JIT_MIN_CELLS, _KERNELS)
     ks = np.arange(K + 1)
     beyond = ks[None, :] > kappa[:, None]  # (J, K+1): more workers than the ring has
     charge = (ks[None, :] > 0) & (ks[None, :] < kappa[:, None])
@@ -240,7 +260,7 @@ def price_placements(lay: TreeLayout, kappa, unit, link, own_cap, *,
             if q == 0:
                 f[:r] = g
                 continue
-            h, b = _min_plus(f[:r].reshape(r * J, K + 1), g.reshape(r * J, K + 1))
+            h, b = _min_plus(f[:r].reshape(r * J, K + 1), g.reshape(r * J, K + 1), compiled=compiled)
             f[:r] = h.reshape(r, J, K + 1)
             level_steps.append(b.reshape(r, J, K + 1))
         f[:, beyond] = np.inf
