@@ -48,6 +48,13 @@ decomposes its solution); the same LP and the same kind of decomposition, reache
 optimal LP can have several optimal decompositions, so a run through this route draws other
 mappings than the tree LP's run with the same seed: ``lp_rs_mde(embed_route="colgen")`` names it.
 
+Compiled.  The pricing DP's min-plus convolutions (thousands of small ones a round, one per tree
+height and part position) were most of a slot at a thousand servers in numpy, which pays a
+temporary array and a pass per shifted comparison; :func:`_min_plus` runs a numba kernel cell by
+cell instead (the same sums and the same tie rule, so the same placements; ``CLUSTEROPT_JIT``,
+:data:`JIT_MIN_CELLS`, :mod:`clusteropt.jit`), measured by ``python -m benchmarks.gadget_pricing``.
+The rest of the DP (gathering the parts, reading the placements back) stays in numpy.
+
 References
 ----------
 Yu et al., GADGET (paper 000): Eqs. (12)-(19), Alg. 2 lines 4-6.  Dantzig and Wolfe, "Decomposition
