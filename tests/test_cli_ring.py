@@ -215,7 +215,7 @@ def test_run_exits_3_when_verification_fails(tmp_path, capsys, small, monkeypatc
             self.state_.assign([4, 5], 0)
 
     monkeypatch.setattr(baselines.NeverMigrate, "serve", overfill)
-    monkeypatch.delattr(baselines.NeverMigrate, "serve_block")  # served request by request, by overfill
+    monkeypatch.setattr(baselines.NeverMigrate, "serve_block", lambda self, start, requests: False)  # by overfill
     out_path = tmp_path / "bad.json"
     code, _, err = run(capsys, "run", small, "--policy", "never", "--json", out_path)
     assert code == 3 and "failed verification" in err and "capacity" in err

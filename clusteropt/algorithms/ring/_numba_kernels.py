@@ -132,18 +132,22 @@ def _quantile(j, th, cnt, base, shift, u0, depth):
 
 
 @njit(cache=True)
-def hst_serve(j, e, th, de, al, sib, cnt, base, shift, u, ints, fl, w, depth, N, hit, alpha, path, old_a, old_b,
-              old_top):
-    """``EntropicHSTLine.serve`` (``method="exact"``, full depth) on interval ``j``; returns the position."""
-    ints[j, _REQ] += 1
-    # LineMTS._close: w(e) <- min(w(e) + 1, w(e -+ 1) + alpha)
-    we = w[j, e]
-    tp = we + 1.0
+def _close(w, j, e, N, alpha):
+    """``LineMTS._close`` on row ``j``: ``w(e) <- min(w(e) + 1, w(e -+ 1) + alpha)``."""
+    tp = w[j, e] + 1.0
     if e > 0 and w[j, e - 1] + alpha < tp:
         tp = w[j, e - 1] + alpha
     if e + 1 < N and w[j, e + 1] + alpha < tp:
         tp = w[j, e + 1] + alpha
     w[j, e] = tp
+
+
+@njit(cache=True)
+def hst_serve(j, e, th, de, al, sib, cnt, base, shift, u, ints, fl, w, depth, N, hit, alpha, path, old_a, old_b,
+              old_top):
+    """``EntropicHSTLine.serve`` (``method="exact"``, full depth) on interval ``j``; returns the position."""
+    ints[j, _REQ] += 1
+    _close(w, j, e, N, alpha)
     pos = ints[j, _POS]
     if pos == e:
         ints[j, _HIT] += 1
@@ -241,13 +245,7 @@ def mix_serve(j, e, th, de, al, sib, cnt, base, shift, u, ints, fl, w, depth, N,
     pos = cints[j, _POS]
     if pos == e:
         cints[j, _HIT] += 1
-    we = cw[j, e]
-    tp = we + 1.0
-    if e > 0 and cw[j, e - 1] + alpha < tp:
-        tp = cw[j, e - 1] + alpha
-    if e + 1 < N and cw[j, e + 1] + alpha < tp:
-        tp = cw[j, e + 1] + alpha
-    cw[j, e] = tp
+    _close(cw, j, e, N, alpha)
     old0 = ints[j, _POS]
     new0 = hst_serve(j, e, th, de, al, sib, cnt, base, shift, u, ints, fl, w, depth, N, hit, alpha, path, old_a,
                      old_b, old_top)

@@ -112,7 +112,29 @@ def _communication(state: RingAssignment, e: int) -> int:
     return int(state.server_of[e] != state.server_of[(e + 1) % state.n])
 
 
-class NeverMigrate:
+class _Stays:
+    """``serve`` and ``serve_block`` of an algorithm that never moves after its start (``state_``, ``hits_``)."""
+
+    state_: RingAssignment
+    hits_: int
+
+    def serve(self, e: int) -> None:
+        """Pay for ``e`` when it is cut; never move."""
+        self.hits_ += _communication(self.state_, e)
+
+    def serve_block(self, start: int, requests) -> bool:
+        """Serve ``requests`` (indices ``start, ...``) at once: count those on cut edges (numpy)."""
+        state = self.state_
+        requests = np.asarray(requests, dtype=np.int64)
+        if requests.size == 0:
+            return True
+        state.now = start + requests.size - 1
+        so = state.server_of
+        self.hits_ += int(np.count_nonzero(so[requests] != so[(requests + 1) % state.n]))
+        return True
+
+
+class NeverMigrate(_Stays):
     """Never migrate: serve every request with the initial assignment.
 
     A lower yardstick for any algorithm that migrates: its cost is the number of requests on
@@ -146,27 +168,13 @@ class NeverMigrate:
         self.state_ = RingAssignment(instance.initial, instance.servers)
         self.hits_ = 0
 
-    def serve(self, e: int) -> None:
-        """Pay for ``e`` when it is cut; never move."""
-        self.hits_ += _communication(self.state_, e)
-
-    def serve_block(self, start: int, requests) -> bool:
-        """Serve ``requests`` (indices ``start, ...``) at once: count those on cut edges (numpy)."""
-        state = self.state_
-        requests = np.asarray(requests, dtype=np.int64)
-        if requests.size == 0:
-            return True
-        state.now = start + requests.size - 1
-        so = state.server_of
-        self.hits_ += int(np.count_nonzero(so[requests] != so[(requests + 1) % state.n]))
-        return True
 
     def costs(self) -> dict[str, float]:
         """``communication`` (requests on cut edges) and ``migration`` (always 0)."""
         return {"communication": float(self.hits_), "migration": 0.0}
 
 
-class StaticBestArcs:
+class StaticBestArcs(_Stays):
     """The best static contiguous equal arcs in hindsight (an **offline** baseline).
 
     ``start`` reads the whole request sequence of the instance (it is not an online
@@ -230,20 +238,6 @@ class StaticBestArcs:
         log.debug("static-best: rotation %d of %d, %d migrations, cost %.6g", s, n // ell,
                   int(migrations[s]), total[s])
 
-    def serve(self, e: int) -> None:
-        """Pay for ``e`` when it is cut; never move."""
-        self.hits_ += _communication(self.state_, e)
-
-    def serve_block(self, start: int, requests) -> bool:
-        """Serve ``requests`` (indices ``start, ...``) at once: count those on cut edges (numpy)."""
-        state = self.state_
-        requests = np.asarray(requests, dtype=np.int64)
-        if requests.size == 0:
-            return True
-        state.now = start + requests.size - 1
-        so = state.server_of
-        self.hits_ += int(np.count_nonzero(so[requests] != so[(requests + 1) % state.n]))
-        return True
 
     def costs(self) -> dict[str, float]:
         """``communication`` and ``migration`` (``alpha`` times the processes moved at the start)."""
