@@ -27,7 +27,7 @@ import numpy as np
 
 from benchmarks._report import finish, header, output_dir, parser
 from clusteropt.algorithms.coflow.online import online_greedy_schedule
-from clusteropt.algorithms.coflow.orderings import sebf_order
+from clusteropt.algorithms.coflow.pipeline import coflow_order
 from clusteropt.algorithms.coflow.schedulers import greedy_schedule
 from clusteropt.instances import random_coflows
 
@@ -62,11 +62,7 @@ def _child(command: list[str], env: dict | None = None) -> dict:
 def _seed(cfg: dict, seed: int, tmp: Path) -> dict:
     inst = random_coflows(cfg["n_coflows"], cfg["n_ports"], load=cfg["load"], weights=cfg["weights"],
                           units_scale=cfg["units_scale"], max_units=cfg["max_units"], seed=seed)
-    n_ports = inst.n_inputs + inst.n_outputs
-    loads = np.zeros((inst.n_coflows, n_ports), dtype=np.int64)
-    np.add.at(loads, (inst.coflow, inst.input), inst.units)
-    np.add.at(loads, (inst.coflow, inst.n_inputs + inst.output), inst.units)
-    order = sebf_order(loads, inst.weight, None)
+    order = coflow_order(inst, "sebf")
     row: dict = {"seed": seed, "flows": int(inst.n_flows), "units": int(inst.units.sum())}
     for name, fn in (("greedy", lambda: greedy_schedule(inst, order)),
                      ("online", lambda: online_greedy_schedule(inst, "sebf").schedule)):

@@ -248,7 +248,7 @@ def serve_requests(algo: Any, start: int, requests: np.ndarray) -> None:
     ``CLUSTEROPT_JIT=0`` in the environment takes the second way for every algorithm (see
     :mod:`~clusteropt.algorithms.ring.compiled` for when a block runs compiled).
     """
-    from clusteropt.algorithms.ring.compiled import enabled
+    from clusteropt.jit import enabled
 
     block = getattr(algo, "serve_block", None) if enabled() else None
     if block is None or not block(start, requests):
