@@ -262,7 +262,7 @@ def _size_options(f):
 
 
 def _build(path: str, model_name: str, relax: bool, slot: int | None = None, price_form: str | None = None,
-           quotient: bool = False, sizes: dict[str, int | None] | None = None):
+           quotient: bool = False, sizes: dict[str, int | None] | None = None, form: str = "model"):
     from clusteropt.models import get_model
     from clusteropt.models.size import ENV_MAX_VARIABLES
 
@@ -298,7 +298,10 @@ def _build(path: str, model_name: str, relax: bool, slot: int | None = None, pri
             if key not in takes:
                 raise ValueError(f"{_SIZE_FLAGS[key]} is not a limit of model {spec.name!r}")
             options[key] = value
-        model = spec.build(inst, relax=relax, **options)
+        if form == "arrays" and spec.array_builder is None:
+            raise ValueError(f"model {spec.name!r} has no array form (--form arrays); use --form model or auto")
+        arrays = {"auto": None, "arrays": True, "model": False}[form]
+        model = spec.build(inst, relax=relax, arrays=arrays, **options)
     except ValueError as exc:
         raise BadInput(str(exc)) from None
     finally:
@@ -312,7 +315,10 @@ def _build(path: str, model_name: str, relax: bool, slot: int | None = None, pri
 
 def _n_variables(model) -> int:
     from clusteropt.models import model_summary
+    from clusteropt.models.matrix import MatrixLP
 
+    if isinstance(model, MatrixLP):
+        return model.n_cols
     return sum(r["size"] for r in model_summary(model) if r["type"] == "variable")
 
 
@@ -321,6 +327,12 @@ def _empty_model_text(spec, path: str, slot: int | None) -> str:
     return (f"model {spec.name} built for {path}{where} has no variables (nothing to decide there: e.g. no job or "
             "no state in that instance)")
 
+
+_FORM_OPTION = click.option(
+    "--form", type=click.Choice(["auto", "arrays", "model"]), default="auto", show_default=True,
+    help="What goes to the solver: the model's arrays, built without the modelling layer (the same rows, "
+         "tested; models that have them: `clusteropt models`, column forms), or the Pyomo / CVXPY model that "
+         "`build` shows. auto: the arrays where the model has them.")
 
 _QUOTIENT_OPTION = click.option(
     "--quotient-tree", "quotient", is_flag=True,
@@ -376,10 +388,19 @@ def solvers_cmd(as_json: bool) -> None:
 @click.option("--kind", default=None, help="Only the models of this instance kind.")
 @_LISTING_JSON
 def models_cmd(kind: str | None, as_json: bool) -> None:
-    """List the registered models with the instance kind each takes."""
+    """List the registered models with the instance kind each takes and the forms `solve` can hand over.
+
+    forms: model (the Pyomo / CVXPY model `build` shows), arrays (the same rows built as the solver's
+    arrays, what `solve` and `export` use by default; `--form` chooses).
+    """
     from clusteropt.verbs import list_models
 
-    _listing(list_models(kind), ["name", "kind", "backend", "description"], as_json)
+    rows = list_models(kind)
+    if as_json:
+        _listing(rows, [], True)
+        return
+    _listing([{**r, "forms": ", ".join(r["forms"])} for r in rows], ["name", "kind", "backend", "forms",
+                                                                       "description"], False)
 
 
 @cli.command("policies")
@@ -467,16 +488,19 @@ def _export(model, path: str) -> None:
 @click.option("--slot", type=int, default=None, help=_SLOT_HELP)
 @_PRICE_FORM_OPTION
 @_QUOTIENT_OPTION
+@_FORM_OPTION
 @_size_options
 def export_cmd(instance: str, file: str, model_name: str, relax: bool, slot: int | None,
-               price_form: str | None, quotient: bool, **sizes) -> None:
+               price_form: str | None, quotient: bool, form: str, **sizes) -> None:
     """Write the model built for INSTANCE to FILE (.lp or .mps; - writes LP to stdout) with the paper's names.
 
-    A model with no variables (nothing to decide in that instance or slot) is refused: its file
-    would be empty.
+    A model with an array form is written from its arrays by HiGHS (columns named as Pyomo's
+    writer names them, x(3_1); rows by their constraint, eq5(3_1)); --form model writes the Pyomo
+    model with Pyomo's writer. A model with no variables (nothing to decide in that instance or
+    slot) is refused: its file would be empty.
     """
     _refuse_overwrite(file, "FILE", *_inputs(instance))
-    _, spec, model = _build(instance, model_name, relax, slot, price_form, quotient, sizes)
+    _, spec, model = _build(instance, model_name, relax, slot, price_form, quotient, sizes, form)
     if not _n_variables(model):
         raise BadInput(_empty_model_text(spec, instance, slot) + "; nothing exported")
     _export(model, file)
@@ -496,9 +520,10 @@ def export_cmd(instance: str, file: str, model_name: str, relax: bool, slot: int
               help="Write the result to FILE (-: stdout): each variable's values twice, labelled by the model's "
                    "own index (labelled_values: rows [key..., value], index_names: the key parts' sets) and as "
                    "bare arrays (values).")
+@_FORM_OPTION
 @_size_options
 def solve_cmd(instance, model_name, solver, time_limit, mip_gap, threads, relax, slot, price_form, json_path,
-              **sizes):
+              form, **sizes):
     """Build and solve the model for INSTANCE; print the result (and write it as JSON).
 
     The JSON holds each variable twice: labelled_values keys it by the model's own index (job and
@@ -510,7 +535,7 @@ def solve_cmd(instance, model_name, solver, time_limit, mip_gap, threads, relax,
     from clusteropt.solvers import SolverError, SolverUnavailableError, solve
 
     _refuse_overwrite(json_path, "--json", *_inputs(instance))
-    inst, spec, model = _build(instance, model_name, relax, slot, price_form, sizes=sizes)
+    inst, spec, model = _build(instance, model_name, relax, slot, price_form, sizes=sizes, form=form)
     if not _n_variables(model):
         click.echo(f"warning: {_empty_model_text(spec, instance, slot)}", err=True)
     try:
@@ -526,7 +551,9 @@ def solve_cmd(instance, model_name, solver, time_limit, mip_gap, threads, relax,
         raise SolverFailure(f"no solution: {result.termination.value} ({result.raw.get('status')})")
     if json_path:
         head = {"instance": instance, "model": spec.name, "relax": relax, "slot": slot,
-                **({"price_form": model.price_form} if spec.kind == "broker" else {}),
+                "form": "arrays" if result.backend == "matrix" else "model",
+                **({"price_form": getattr(model, "price_form", None) or price_form or "tight"}
+                   if spec.kind == "broker" else {}),
                 **({"job_ids": list(inst.job_ids)} if spec.kind == "gadget" else {}),
                 # an exact algorithm's schedule as a run, which `clusteropt verify` replays
                 **(dict(model.solution.output) if isinstance(model, ExactModel) and model.solution else {})}

@@ -117,12 +117,16 @@ def save(instance, path: str | Path) -> Path:
     return Path(path)
 
 
-def build(model_name: str, instance, *, relax: bool = False, **options):
+def build(model_name: str, instance, *, relax: bool = False, arrays: bool | None = False, **options):
     """The registered model ``model_name`` built for ``instance``: what ``clusteropt build`` shows.
 
     Per-slot models take ``slot=``; the broker models ``price_form=``.  The result is a Pyomo
     ``ConcreteModel`` or a :class:`~clusteropt.models.cvxpy_model.CvxpyModel`, ready for
-    :func:`clusteropt.solve` and :func:`clusteropt.write_model`.
+    :func:`clusteropt.solve` and :func:`clusteropt.write_model`.  ``arrays=True`` gives the same
+    model as a :class:`~clusteropt.models.matrix.MatrixLP` instead (models that have an array form:
+    ``list_models()``'s ``forms``), which both take too and which skips the modelling layer;
+    ``arrays=None`` the arrays where the model has them for this instance, else the model: what
+    ``clusteropt solve`` and ``export`` use.
 
     Raises
     ------
@@ -132,14 +136,15 @@ def build(model_name: str, instance, *, relax: bool = False, **options):
     """
     from clusteropt.models import get_model
 
-    return get_model(model_name).build(instance, relax=relax, **options)
+    return get_model(model_name).build(instance, relax=relax, arrays=arrays, **options)
 
 
-def list_models(kind: str | None = None) -> list[dict[str, str]]:
-    """Registered models (of ``kind``): dicts of name, kind, backend, description."""
+def list_models(kind: str | None = None) -> list[dict[str, Any]]:
+    """Registered models (of ``kind``): dicts of name, kind, backend, forms, description."""
     from clusteropt.models import register_all
 
-    return [{"name": m.name, "kind": m.kind, "backend": m.backend, "description": m.description}
+    return [{"name": m.name, "kind": m.kind, "backend": m.backend, "forms": list(m.forms),
+             "description": m.description}
             for m in register_all().values() if kind is None or m.kind == kind]
 
 

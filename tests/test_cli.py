@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pyomo.environ as pyo
 import pytest
 
@@ -141,7 +142,9 @@ def test_listings_as_json(capsys):
     code, out, _ = run(capsys, "models", "--json")
     models = json.loads(out)
     assert code == 0 and {m["name"] for m in models} == set(registry_module.MODELS)
-    assert all(set(m) == {"name", "kind", "backend", "description"} for m in models)
+    assert all(set(m) == {"name", "kind", "backend", "forms", "description"} for m in models)
+    forms = {m["name"]: m["forms"] for m in models}
+    assert forms["gvne"] == ["model", "arrays"] and forms["ddljs"] == ["model"]
     code, out, _ = run(capsys, "solvers", "--json")
     solvers = {s["name"]: s for s in json.loads(out)}
     assert code == 0 and "pyomo" in solvers["highs"]["available"] and "description" in solvers["highs"]
@@ -607,3 +610,36 @@ def test_run_coflow_online_and_its_errors(tmp_path, capsys):
 def test_quotient_tree_is_refused_for_other_instances(capsys, inst_file):
     code, _, err = run(capsys, "build", inst_file, "--model", "worker-placement", "--quotient-tree")
     assert code == 2 and "--quotient-tree merges a GPU cluster's parallel switches" in err
+
+
+def test_solve_and_export_take_the_array_form(capsys, tmp_path):
+    """`solve` / `export` hand a model's arrays to the solver by default (`--form auto`): the same
+    optimum and labelled values as the Pyomo model (`--form model`), written as the same JSON."""
+    from clusteropt.instances.gadget.instance import gadget_preset
+
+    path = tmp_path / "g.json"
+    gadget_preset("small", jobs=4, seed=0).to_json(path)
+    got = {}
+    for form in ("auto", "arrays", "model"):
+        out = tmp_path / f"{form}.json"
+        code, _, err = run(capsys, "solve", path, "--model", "gvne", "--slot", 10, "--form", form, "--json", out)
+        assert code == 0, err
+        got[form] = json.loads(out.read_text())
+    assert got["auto"]["form"] == got["arrays"]["form"] == "arrays" and got["model"]["form"] == "model"
+    assert got["auto"]["backend"] == "matrix" and got["model"]["backend"] == "pyomo"
+    for form in ("auto", "arrays"):
+        assert got[form]["objective"] == pytest.approx(got["model"]["objective"], rel=1e-9)
+        assert got[form]["index_names"] == got["model"]["index_names"]
+        for name, rows in got["model"]["labelled_values"].items():
+            assert [r[:-1] for r in got[form]["labelled_values"][name]] == [r[:-1] for r in rows], name
+            assert np.shape(got[form]["values"][name]) == np.shape(got["model"]["values"][name]), name
+    code, out, err = run(capsys, "solve", path, "--model", "ddljs", "--form", "arrays")
+    assert "model 'ddljs' has no array form" in assert_one_line_error(code, out, err)
+    for form, mark in (("auto", "HiGHS"), ("model", "Pyomo")):
+        lp = tmp_path / f"{form}.lp"
+        code, _, err = run(capsys, "export", path, lp, "--model", "gvne", "--slot", 10, "--form", form)
+        assert code == 0, err
+        text = lp.read_text()
+        assert mark in text.splitlines()[0] and "chi(0_1)" in text  # columns named alike either way
+        code, out, _ = run(capsys, "solve-file", lp)
+        assert code == 0 and f"objective {got['model']['objective']:g}" in out

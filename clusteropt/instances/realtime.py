@@ -151,6 +151,21 @@ class RealtimeInstance(Instance):
         k = rng.choice(self.pattern_prob.size, size=frames, p=self.pattern_prob)
         return self.patterns.astype(bool)[k]
 
+    def most_likely_pattern(self) -> np.ndarray:
+        """The job pattern of highest probability, bool (N, M): the first of :meth:`states` with the
+        largest probability.  With independent tasks it is read off directly, without enumerating
+        the ``2^b`` states: a task is generated iff its probability exceeds 1/2 (at exactly 1/2 both
+        patterns are equally likely and the enumeration's first, without the task, is taken).
+
+        >>> inst = RealtimeInstance(success=[[0.9, 0.9]], generation=[[0.7, 0.5]], requirement=[0.1])
+        >>> inst.most_likely_pattern()
+        array([[ True, False]])
+        """
+        if self.generation is not None:
+            return np.asarray(self.generation > 0.5).reshape(self.n_apps, self.n_workers)
+        masks, prob = self.states()
+        return masks[int(np.argmax(prob))]
+
     def states(self, max_states: int = MAX_STATES) -> tuple[np.ndarray, np.ndarray]:
         """Every job pattern of positive probability: bool masks (S, N, M) and probabilities (S,).
 
@@ -169,7 +184,7 @@ class RealtimeInstance(Instance):
                     "instance (e.g. N = M = 3 has 2^9 = 512), or a higher max_states= (the CLI's --max-states)")
             base = g >= 1
             bits = np.array(list(itertools.product((False, True), repeat=free.size)), dtype=bool)
-            bits = bits.reshape(-1, free.size)
+            bits = bits.reshape(1 << free.size, free.size)  # (1, 0) when no task is random
             masks = np.broadcast_to(base, (bits.shape[0], base.size)).copy()
             masks[:, free] = bits
             pf = g[free]

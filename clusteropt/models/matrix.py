@@ -2,9 +2,16 @@
 
 The array builders of the package (the two LPs of GADGET's LP-RS-MDE,
 :mod:`clusteropt.models.gadget.matrix`; mlBroker's MILP (8),
-:mod:`clusteropt.models.broker.matrix`) build **the same LP as their Pyomo model**, row for row, in
-the order Pyomo's :class:`~pyomo.repn.plugins.standard_form.LinearStandardFormCompiler` gives it,
-without building the Pyomo model.  This module is what they share:
+:mod:`clusteropt.models.broker.matrix`; the concurrent-open-shop LP,
+:mod:`clusteropt.models.coflow.matrix`; one frame of the real-time max-weight ILP,
+:func:`clusteropt.models.realtime.max_weight_arrays`) build **the same LP as their Pyomo model**,
+row for row, as Pyomo's :class:`~pyomo.repn.plugins.standard_form.LinearStandardFormCompiler`
+gives it, without building the Pyomo model.  A registered model with such a builder
+(``ModelSpec.array_builder``; ``clusteropt models`` lists its forms) is what ``clusteropt solve``
+and ``export`` hand over: :func:`clusteropt.solve` takes a :class:`MatrixLP` (HiGHS from the arrays,
+any other solver through an MPS file with the same names) and :func:`clusteropt.write_model`
+writes one (HiGHS's writer, the columns named as Pyomo's LP writer names them).  This module is
+what they share:
 
 :class:`MatrixLP`
     The arrays (costs, bounds, the constraint matrix in canonical CSC form, row bounds), the
@@ -22,9 +29,11 @@ without building the Pyomo model.  This module is what they share:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -33,9 +42,15 @@ if TYPE_CHECKING:
     from clusteropt.solvers.direct import WarmHighs
     from clusteropt.solvers.result import SolveResult
 
-__all__ = ["Assembler", "Block", "MatrixLP", "solve_matrix"]
+__all__ = ["Assembler", "Block", "MatrixLP", "NoArrayForm", "file_label", "solve_matrix"]
 
 _INF = math.inf
+
+
+class NoArrayForm(ValueError):
+    """An array builder's refusal of an instance or option it does not cover (the registered model's
+    Pyomo builder does): ``build(..., arrays=None)`` then builds the Pyomo model.
+    """
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,7 +91,17 @@ class MatrixLP:
         What the readers need (layout, ring sizes, per-job bookkeeping).
     integer : bool array (n,), optional
         Integer columns (None: an LP).  :func:`solve_matrix` hands them to HiGHS as such.
+    index_names : dict, optional
+        Per variable component, the names of its index sets, one per part of its keys (what
+        :func:`clusteropt.solvers.pyomo_backend.variable_index_names` reads from the Pyomo model:
+        ``{"y": ("I", "S")}``); the labelled values of a solve carry them.
+    shapes : dict, optional
+        Per variable component, the shape a solve of the Pyomo model gives its values (one axis per
+        index set, where the variable covers their whole product); components not named here are
+        shaped from :attr:`index_names` and their keys (:meth:`shaped_values`).
     """
+
+    solver_backend: ClassVar[str] = "matrix"  # what clusteropt.solvers.options.backend_of reads
 
     name: str
     maximize: bool
@@ -91,6 +116,8 @@ class MatrixLP:
     form: str = "tree"
     meta: dict = dataclasses.field(default_factory=dict)
     integer: np.ndarray | None = None
+    index_names: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    shapes: dict[str, tuple[int, ...]] = dataclasses.field(default_factory=dict)
 
     @property
     def n_cols(self) -> int:
@@ -115,6 +142,24 @@ class MatrixLP:
         """Pyomo names of the rows' constraints, in row order (``eq13[3]``)."""
         return _names(self.row_blocks, self.n_rows)
 
+    def file_col_names(self) -> list[str]:
+        """The columns' names in an LP / MPS file: :meth:`col_names` spelled as Pyomo's LP writer
+        spells them (:func:`file_label`: ``chi[3,2]`` -> ``chi(3_2)``).
+        """
+        return _file_names(self.col_names(), "column")
+
+    def file_row_names(self) -> list[str]:
+        """The rows' names in an LP / MPS file (:func:`file_label` of :meth:`row_names`)."""
+        return _file_names(self.row_names(), "row")
+
+    def labels(self) -> Mapping[str, list[tuple]]:
+        """Per variable component, its index tuples in the order of :meth:`values` (each made when
+        first read: a :class:`~clusteropt.solvers.result.LazyMapping`).
+        """
+        from clusteropt.solvers.result import LazyMapping
+
+        return LazyMapping({b.name: b.keys for b in self.col_blocks})
+
     def values(self, x) -> dict[str, np.ndarray]:
         """Column values ``x`` per variable component, in its index order (NaN where a variable
         is not a column: fixed, or in no row and not in the objective).
@@ -128,12 +173,51 @@ class MatrixLP:
             out[b.name] = v
         return out
 
+    def shaped_values(self, x, labels: Mapping[str, list[tuple]] | None = None) -> dict[str, np.ndarray]:
+        """:meth:`values` shaped as a solve of the Pyomo model shapes them: :attr:`shapes`, else one
+        axis per index set where the variable covers the whole product of two or more sets (the
+        sets read from :attr:`index_names`, ``("IT.0", "IT.1", "R")`` being two sets), else flat.
+        ``labels``: :meth:`labels`, if already made.
+        """
+        labels = self.labels() if labels is None else labels
+        out = self.values(x)
+        for name, arr in out.items():
+            shape = self.shapes.get(name)
+            if shape is None and name in self.index_names:
+                shape = _dense_shape(self.index_names[name], functools.partial(labels.__getitem__, name))
+            if shape is not None:
+                out[name] = arr.reshape(shape)
+        return out
+
     def values_by_key(self, x, name: str) -> dict[tuple, float]:
         """``{index tuple: value}`` of variable component ``name`` (0 where not a column)."""
         block = next(b for b in self.col_blocks if b.name == name)
         x = np.asarray(x, dtype=float)
         vals = np.where(block.positions >= 0, x[np.maximum(block.positions, 0)], 0.0)
         return dict(zip(block.keys(), vals.tolist(), strict=True))
+
+
+def _dense_shape(index_names: tuple[str, ...], make_keys: Callable[[], list[tuple]]) -> tuple[int, ...] | None:
+    """Sizes of the index sets (``"IT.0", "IT.1"``: one set of pairs) when the keys (``make_keys()``,
+    made only for two sets or more) are their whole product and there are two sets or more, as
+    :func:`clusteropt.solvers.pyomo_backend.variable_values` shapes a Pyomo variable; else None.
+    """
+    groups: list[list[int]] = []
+    last = None
+    for k, part in enumerate(index_names):
+        head = part.rsplit(".", 1)[0] if "." in part else part
+        if head == last and "." in part:
+            groups[-1].append(k)
+        else:
+            groups.append([k])
+        last = head
+    if len(groups) < 2:
+        return None
+    keys = make_keys()
+    if not keys or len(keys[0]) != len(index_names):
+        return None
+    sizes = tuple(len({tuple(key[k] for k in g) for key in keys}) for g in groups)
+    return sizes if math.prod(sizes) == len(keys) else None
 
 
 def _keys(blocks, n: int) -> list[tuple]:
@@ -152,6 +236,35 @@ def _names(blocks, n: int) -> list[str]:
         for key, pos in zip(b.keys(), b.positions.tolist(), strict=True):
             if pos >= 0:
                 out[pos] = f"{b.name}[{','.join(map(str, key))}]"
+    return out
+
+
+_FILE_KEEP = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789()_")
+_FILE_TABLE = {ord(a): b for a, b in zip("[]{}", "()()", strict=True)}
+
+
+def file_label(name: str) -> str:
+    """``name`` as a column or row name of an LP / MPS file, by the rule of Pyomo's LP writer
+    (``symbolic_solver_labels``): brackets become parentheses, letters, digits, parentheses and
+    ``_`` stay, every other character becomes ``_``.  So a file written from the arrays names its
+    columns as one written from the Pyomo model does.
+
+    >>> file_label("chi[3,2]"), file_label("y[gpu-a,1.5]")
+    ('chi(3_2)', 'y(gpu_a_1_5)')
+    """
+    out = name.translate(_FILE_TABLE)
+    return "".join(ch if ch in _FILE_KEEP else "_" for ch in out)
+
+
+def _file_names(names: list[str], what: str) -> list[str]:
+    out = [file_label(n) for n in names]
+    if len(set(out)) != len(out):
+        seen: dict[str, str] = {}
+        for raw, label in zip(names, out, strict=True):
+            if label in seen:
+                raise ValueError(f"{what}s {seen[label]!r} and {raw!r} are both written {label!r} in an LP / MPS "
+                                 "file; rename one index")
+            seen[label] = raw
     return out
 
 
@@ -236,7 +349,8 @@ def solve_matrix(lp: MatrixLP, *, options=None, time_limit: float | None = None,
 
     Returns the :class:`SolveResult` (``values`` per variable component, :meth:`MatrixLP.values`;
     ``build_seconds`` = the hand-off, ``Highs.passModel``; ``solve_seconds`` = HiGHS's run;
-    ``backend="matrix"``; ``raw["warm"]``: whether a warm re-solve ran) and the column values
+    ``backend="matrix"``; ``raw["warm"]``: whether a warm re-solve ran; ``raw["run_cpu_s"]``: the
+    run's CPU seconds, on a cold solve) and the column values
     (None without a solution).  With ``warm`` (a :class:`~clusteropt.solvers.direct.WarmHighs`
     kept across an online run's slots) an LP with the previous one's structure is re-solved from
     its basis after changing costs and bounds (the hand-off is then those changes); otherwise a
@@ -248,15 +362,28 @@ def solve_matrix(lp: MatrixLP, *, options=None, time_limit: float | None = None,
     from clusteropt.solvers.direct import highs_termination, run_highs
     from clusteropt.solvers.result import NotOptimalError, SolveResult, Termination, settle
 
+    if lp.n_cols == 0:
+        # nothing to decide (every row was left out with its columns, and the assembly refused an
+        # infeasible empty row): the optimum is the empty point, as the Pyomo route reports a constant
+        # model; HiGHS itself would stop with kModelEmpty
+        empty = SolveResult(termination=Termination.OPTIMAL, has_solution=True, objective=0.0, bound=0.0, gap=0.0,
+                            values=lp.values(np.zeros(0)), solver="highs", backend="matrix", build_seconds=0.0,
+                            solve_seconds=0.0, raw={"status": "empty model (no column)", "route": "matrix",
+                                                    "warm": False, "warm_kind": "cold"})
+        return empty, np.zeros(0)
     warmed = False
     integer = lp.integer if lp.integer is not None and bool(np.any(lp.integer)) else None
     mip = integer is not None
     if warm is not None and mip:
         raise ValueError(f"model {lp.name!r} has integer columns; warm re-solves (WarmHighs) take LPs only")
+    run_cpu = None
     if warm is None:
-        h, pass_s, run_s = run_highs(lp.cost, lp.col_lower, lp.col_upper, lp.a, lp.row_lower, lp.row_upper,
-                                     maximize=lp.maximize, integer=integer, options=options,
-                                     time_limit=time_limit, mip_gap=mip_gap)
+        h, pass_s, _ = run_highs(lp.cost, lp.col_lower, lp.col_upper, lp.a, lp.row_lower, lp.row_upper,
+                                 maximize=lp.maximize, integer=integer, options=options,
+                                 time_limit=time_limit, mip_gap=mip_gap, run=False)
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        h.run()
+        run_s, run_cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     else:
         h, pass_s, run_s, warmed = warm.solve(lp.cost, lp.col_lower, lp.col_upper, lp.a, lp.row_lower,
                                               lp.row_upper, maximize=lp.maximize, options=options,
@@ -278,7 +405,7 @@ def solve_matrix(lp: MatrixLP, *, options=None, time_limit: float | None = None,
                          values=lp.values(x) if has_solution else {}, solver="highs", backend="matrix",
                          build_seconds=pass_s, solve_seconds=run_s,
                          raw={"status": status, "route": "matrix", "warm": warmed,
-                              "warm_kind": "cold" if warm is None else warm.last_kind})
+                              "warm_kind": "cold" if warm is None else warm.last_kind, "run_cpu_s": run_cpu})
     if raise_on_nonoptimal and term is not Termination.OPTIMAL:
         raise NotOptimalError(f"HiGHS (matrix) stopped with {term.name} ({status}) on model {lp.name!r}", result)
     return result, x

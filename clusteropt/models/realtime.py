@@ -39,6 +39,7 @@ __all__ = [
     "RegionData",
     "build_max_weight_ilp",
     "build_region_lp",
+    "max_weight_arrays",
     "maximal_packings",
     "region_data",
     "resolve_direction",
@@ -98,6 +99,37 @@ def build_max_weight_ilp(queues, jobs, success) -> pyo.ConcreteModel:
     m.eq2 = pyo.Objective(expr=sum(m.V[i] * m.x[i] for i in apps), sense=pyo.maximize,
                           doc="Eq. (2): sum_{i in D(t)} Q_i(t) 1{|J_i(t)| != 0} prod P_ij")
     return m
+
+
+def max_weight_arrays(queues, jobs, success, *, relax: bool = False):
+    """The ILP of :func:`build_max_weight_ilp` as a :class:`~clusteropt.models.matrix.MatrixLP`,
+    without building the Pyomo model: columns ``x[i]`` (binary; continuous in [0, 1] with
+    ``relax``), rows ``one_task[j]``, in the order Pyomo's standard-form compiler gives them
+    (tested), and as it compiles them: an application of weight 0 in no shared worker's row is
+    no column.  What ``clusteropt solve --model realtime-max-weight`` hands to HiGHS (an online run
+    keeps one live model instead, :class:`PersistentMaxWeight`).
+
+    >>> lp = max_weight_arrays([0.48, 0.5], [[1, 1, 0, 0], [0, 1, 1, 1]], [[0.8] * 4, [0.9] * 4])
+    >>> lp.col_names(), lp.row_names(), lp.cost.round(4).tolist()
+    (['x[0]', 'x[1]'], ['one_task[1]'], [0.3072, 0.3645])
+    """
+    from clusteropt.models.matrix import Assembler, MatrixLP
+
+    _, job, weight = _frame_weights(queues, jobs, success)
+    apps = np.flatnonzero(job.any(axis=1))
+    n = apps.size
+    used = job[apps]  # (A, M): the jobs of the applications that have one
+    shared = np.flatnonzero(used.sum(axis=0) >= 2)
+    rows = Assembler(n)
+    row, col = np.nonzero(used[:, shared].T)  # (shared worker, application with a job there)
+    rows.add("one_task", shared.size, lambda: [(int(j),) for j in shared], (row, col, np.ones(row.size)),
+             -np.inf, 1.0)
+    cost, lower, upper, A, row_lower, row_upper, col_blocks, row_blocks = rows.finish(
+        weight[apps].astype(float), np.zeros(n), np.ones(n), np.zeros(n, dtype=bool),
+        [("x", slice(0, n), lambda: [(int(i),) for i in apps])])
+    integer = None if relax else np.ones(cost.size, dtype=bool)
+    return MatrixLP("realtime_max_weight", True, cost, lower, upper, A, row_lower, row_upper, col_blocks,
+                    row_blocks, "realtime", {}, integer, index_names={"x": ("A",)})
 
 
 def _frame_weights(queues, jobs, success) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -391,12 +423,15 @@ def resolve_direction(inst: RealtimeInstance, direction) -> np.ndarray:
 
 def _max_weight_builder(inst: RealtimeInstance, *, relax: bool = False) -> pyo.ConcreteModel:
     """Frame 1 of Alg. 1 for the instance's most likely job pattern, with Q(1) = r (as in Example 6)."""
-    masks, prob = inst.states()
-    s = int(np.argmax(prob))
-    m = build_max_weight_ilp(inst.requirement, masks[s], inst.success)
+    m = build_max_weight_ilp(inst.requirement, inst.most_likely_pattern(), inst.success)
     if relax:
         pyo.TransformationFactory("core.relax_integer_vars").apply_to(m)
     return m
+
+
+def _max_weight_arrays(inst: RealtimeInstance, *, relax: bool = False):
+    """Registry array builder: the frame of :func:`_max_weight_builder` as arrays (:func:`max_weight_arrays`)."""
+    return max_weight_arrays(inst.requirement, inst.most_likely_pattern(), inst.success, relax=relax)
 
 
 def _region_builder(inst: RealtimeInstance, *, relax: bool = False,
@@ -407,7 +442,7 @@ def _region_builder(inst: RealtimeInstance, *, relax: bool = False,
 register_model(ModelSpec(
     "realtime-max-weight", "realtime", _max_weight_builder, "pyomo",
     "paper 002 Alg. 1 line 6, Eq. (2): max-weight interference-free jobs of one frame "
-    "(the most likely job pattern, Q(1) = r)"))
+    "(the most likely job pattern, Q(1) = r)", array_builder=_max_weight_arrays))
 register_model(ModelSpec(
     "realtime-region", "realtime", _region_builder, "pyomo",
     "paper 002 R_max (Def. 1) exactly: LP over stationary randomized policies, max theta with "

@@ -6,6 +6,7 @@ import contextlib
 import logging
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,8 @@ __all__ = ["solve", "solve_file"]
 
 def problem_class(model: Any, backend: str) -> str:
     """Registry problem class of ``model``: LP, MILP, QP, SOC, EXP_CONE or PSD."""
+    if backend == "matrix":
+        return "MILP" if model.integer is not None and bool(model.integer.any()) else "LP"
     if backend == "cvxpy":
         from clusteropt.solvers.cvxpy_backend import problem_class as cvx_class
         from clusteropt.solvers.cvxpy_backend import unwrap
@@ -155,15 +158,22 @@ def resolve_solver(model: Any, solver: str | None, backend: str) -> tuple[Solver
             raise TypeError(f"solver = {solver!r}: pass a solver's name (clusteropt solvers lists them: "
                             f"{', '.join(available_solvers())}), not a solver object")
         solver = named
-    name = solver if solver is not None else default_solver(cls, backend)
+    name = solver if solver is not None else default_solver(cls, _route_of(backend))
     spec = get_spec(name)
     if Capability[cls] not in spec.capabilities:
         raise UnsuitableSolverError(
             f"solver '{spec.name}' cannot take a problem of class {cls}; installed solvers that can: "
-            f"{', '.join(suitable_solvers(cls, backend)) or 'none'}"
+            f"{', '.join(suitable_solvers(cls, _route_of(backend))) or 'none'}"
         )
-    spec.route(backend)  # raises with the alternatives if there is no installed route
+    spec.route(_route_of(backend))  # raises with the alternatives if there is no installed route
     return spec, cls
+
+
+def _route_of(backend: str) -> str:
+    """The registry route that serves ``backend``: a MatrixLP goes to HiGHS as arrays and to every
+    other solver as a file, both with the solver's native option names (the ``file`` route's).
+    """
+    return "file" if backend == "matrix" else backend
 
 
 def solve(
@@ -184,7 +194,10 @@ def solve(
 
     Parameters
     ----------
-    model : pyomo ConcreteModel, cvxpy.Problem or CvxpyModel
+    model : pyomo ConcreteModel, cvxpy.Problem, CvxpyModel or MatrixLP
+        A :class:`~clusteropt.models.matrix.MatrixLP` (a registered model's arrays,
+        ``build(name, instance, form="arrays")``) goes to HiGHS as arrays and to any other LP /
+        MILP solver as an MPS file with the model's names.
     solver : str, optional
         Registry name (``clusteropt solvers`` lists them), or a solver's Pyomo / CVXPY name
         (``"scip_direct"``, ``"appsi_highs"``, ``"GUROBI"``), or a Pyomo solver object with a
@@ -244,10 +257,12 @@ def solve(
         return check_optimal(result, raise_on_nonoptimal)
     spec, cls = resolve_solver(model, solver, backend)
     native = native_options(
-        spec, backend, time_limit=time_limit, mip_gap=mip_gap, threads=threads, options=options
+        spec, _route_of(backend), time_limit=time_limit, mip_gap=mip_gap, threads=threads, options=options
     )
     with notices_to_stderr(spec):
-        if backend == "pyomo":
+        if backend == "matrix":
+            result = _solve_arrays(model, spec, native, tee)
+        elif backend == "pyomo":
             from clusteropt.solvers.pyomo_backend import solve_pyomo
 
             result, _ = solve_pyomo(model, spec, native, tee=tee, time_limit=time_limit)
@@ -259,6 +274,36 @@ def solve(
             )
     log.info("%s", result.summary())
     return check_optimal(result, raise_on_nonoptimal)
+
+
+def _solve_arrays(lp: Any, spec: SolverSpec, native: dict[str, Any], tee: bool) -> SolveResult:
+    """A :class:`~clusteropt.models.matrix.MatrixLP`: HiGHS takes the arrays (``Highs.passModel``);
+    another solver reads them from an MPS file written with the model's names, and the values come
+    back per variable component (:func:`clusteropt.solvers.files.model_values`).  Either way the
+    result carries the labels (index tuples) and index-set names the Pyomo route gives.
+    """
+    from dataclasses import replace
+
+    if spec.name == "highs":
+        from clusteropt.models.matrix import solve_matrix
+
+        options = {**native, **({"output_flag": True, "log_to_console": True} if tee else {})}
+        result, x = solve_matrix(lp, options=options, raise_on_nonoptimal=False)
+        labels = lp.labels()
+        return replace(result, values=lp.shaped_values(x, labels) if x is not None else {}, labels=labels,
+                       index_names=dict(lp.index_names))
+    import tempfile
+
+    from clusteropt.solvers.files import model_values, solve_file_with, write_model
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_model(lp, Path(tmp) / "model.mps")
+        t0 = time.perf_counter()
+        result = solve_file_with(path, spec, native, tee)
+        result = model_values(result, lp, path)
+    raw = {**dict(result.raw), "route": "file", "read_seconds": result.build_seconds,
+           "file_seconds": time.perf_counter() - t0}
+    return replace(result, backend="matrix", raw=raw)
 
 
 def check_optimal(result: SolveResult, raise_on_nonoptimal: bool) -> SolveResult:

@@ -56,14 +56,18 @@ def _format_of(path: Path) -> str:
 
 
 def write_model(model: Any, path: str | Path) -> Path:
-    """Write ``model`` (Pyomo ``ConcreteModel``, ``cvxpy.Problem`` or :class:`CvxpyModel`) to LP/MPS.
+    """Write ``model`` (Pyomo ``ConcreteModel``, ``cvxpy.Problem``, :class:`CvxpyModel` or
+    :class:`~clusteropt.models.matrix.MatrixLP`) to LP/MPS.
 
     The format follows the suffix: ``.lp`` (CPLEX LP) or ``.mps`` (free MPS).  Names are the
-    model's own (the paper's symbols), so the file can be read next to the paper.
+    model's own (the paper's symbols), so the file can be read next to the paper.  A
+    :class:`~clusteropt.models.matrix.MatrixLP` (a registered model's array form,
+    ``build(name, instance, form="arrays")``) is written by HiGHS with its Pyomo model's column
+    names (``x(3_1)``, as Pyomo's LP writer labels them) and its constraints' names as row names.
 
     Parameters
     ----------
-    model : pyomo ConcreteModel, cvxpy.Problem or CvxpyModel
+    model : pyomo ConcreteModel, cvxpy.Problem, CvxpyModel or MatrixLP
     path : str or Path
         Destination; its parent directory must exist.
 
@@ -101,6 +105,9 @@ def write_model(model: Any, path: str | Path) -> Path:
     backend = backend_of(model)
     if backend == "exact":
         raise ValueError(model.no_solver_form("LP/MPS form"))
+    if backend == "matrix":
+        _write_matrix(model, path)
+        return path
     if backend == "pyomo":
         # Pyomo picks its LP / MPS writer from the suffix; rows read c_u_capacity(0_gpu)_
         # (Pyomo's prefix for an upper-bounded row), columns y(3_1)
@@ -111,51 +118,68 @@ def write_model(model: Any, path: str | Path) -> Path:
 
 
 def _write_cvxpy(model, path: Path) -> None:
-    import highspy
-    import scipy.sparse as sp  # here: listing solvers (clusteropt solvers) imports no scipy
-
     from clusteropt.solvers.cvxpy_backend import linear_form
 
     form = linear_form(model)
+    _write_arrays(path, form.c, form.col_lower, form.col_upper, form.A, form.row_lower, form.row_upper,
+                  maximize=form.maximize, integer=form.integer, col_names=list(form.col_names),
+                  row_names=list(form.row_names), offset=form.offset,
+                  name=model.name if isinstance(model, CvxpyModel) else None)
+
+
+def _write_matrix(lp, path: Path) -> None:
+    """A :class:`~clusteropt.models.matrix.MatrixLP` written by HiGHS with its Pyomo model's names
+    (:meth:`~clusteropt.models.matrix.MatrixLP.file_col_names`): the Pyomo model is never built.
+    """
+    integer = lp.integer if lp.integer is not None else np.zeros(lp.n_cols, dtype=bool)
+    _write_arrays(path, lp.cost, lp.col_lower, lp.col_upper, lp.a, lp.row_lower, lp.row_upper,
+                  maximize=lp.maximize, integer=np.asarray(integer, dtype=bool), col_names=lp.file_col_names(),
+                  row_names=lp.file_row_names(), offset=0.0, name=lp.name)
+
+
+def _write_arrays(path: Path, c, col_lower, col_upper, A, row_lower, row_upper, *, maximize: bool, integer,
+                  col_names: list[str], row_names: list[str], offset: float, name: str | None) -> None:
+    """Write an LP / MILP given as arrays with HiGHS's writer (the format from ``path``'s suffix)."""
+    import highspy
+    import scipy.sparse as sp  # here: listing solvers (clusteropt solvers) imports no scipy
+
     lp = highspy.HighsLp()
-    A = form.A.tocsc()
-    c, col_lower, col_upper = form.c, form.col_lower, form.col_upper
-    integer, col_names = form.integer, list(form.col_names)
-    if form.offset != 0.0:
+    A = sp.csc_array(A)
+    if offset != 0.0:
         # the objective's constant as a column fixed at 1, as Pyomo's writers spell it: Gurobi 13 reads
         # HiGHS's bare "+3" at the end of the objective as a column named "3", and solvers differ on
         # the sign of an objective row's right-hand side in MPS
         A = sp.hstack([A, sp.csc_array((A.shape[0], 1))], format="csc")
-        c = np.append(c, form.offset)
+        c = np.append(c, offset)
         col_lower, col_upper = np.append(col_lower, 1.0), np.append(col_upper, 1.0)
         integer, col_names = np.append(integer, False), [*col_names, CONSTANT_COLUMN]
     n, m = A.shape[1], A.shape[0]
     lp.num_col_, lp.num_row_ = n, m
     lp.col_cost_ = c
     lp.col_lower_, lp.col_upper_ = col_lower, col_upper
-    lp.row_lower_, lp.row_upper_ = form.row_lower, form.row_upper
-    lp.sense_ = highspy.ObjSense.kMaximize if form.maximize else highspy.ObjSense.kMinimize
+    lp.row_lower_, lp.row_upper_ = row_lower, row_upper
+    lp.sense_ = highspy.ObjSense.kMaximize if maximize else highspy.ObjSense.kMinimize
     A.sort_indices()
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
     lp.a_matrix_.start_ = A.indptr
     lp.a_matrix_.index_ = A.indices
     lp.a_matrix_.value_ = A.data
     lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = n, m
-    if integer.any():
+    if np.any(integer):
         lp.integrality_ = [
             highspy.HighsVarType.kInteger if f else highspy.HighsVarType.kContinuous
             for f in integer
         ]
     lp.col_names_ = col_names
-    lp.row_names_ = form.row_names
-    if isinstance(model, CvxpyModel):
-        lp.model_name_ = model.name
+    lp.row_names_ = row_names
+    if name is not None:
+        lp.model_name_ = name
     from clusteropt.solvers.highs import new_highs
 
     h = new_highs()  # silent, and no banner on stdout (clusteropt.solvers.highs)
     status = h.passModel(lp)
     if status == highspy.HighsStatus.kError:
-        raise RuntimeError(f"HiGHS refused the model read from the CVXPY problem ({status})")
+        raise RuntimeError(f"HiGHS refused the model {name or ''} given as arrays ({status})")
     status = h.writeModel(str(path))
     if status == highspy.HighsStatus.kError:
         raise OSError(f"HiGHS could not write {path}")
@@ -1118,8 +1142,11 @@ def model_values(result: SolveResult, model: Any, path: Path) -> SolveResult:
     from clusteropt.solvers.options import backend_of
 
     columns = dict(result.values)
-    if backend_of(model) == "pyomo":
+    backend = backend_of(model)
+    if backend == "pyomo":
         values, labels, index_names, used = _pyomo_columns(model, columns, _format_of(path))
+    elif backend == "matrix":
+        values, labels, index_names, used = _matrix_columns(model, columns)
     else:
         values, labels, index_names, used = _cvxpy_columns(model, columns)
     foreign = sorted(set(columns) - used)
@@ -1164,6 +1191,17 @@ def _pyomo_columns(model: Any, columns: dict[str, Any], fmt: str) -> _Columns:
         shape = _dense_shape(comp)
         values[comp.name] = arr.reshape(shape) if shape else arr
     return values, variable_labels(model), variable_index_names(model), used
+
+
+def _matrix_columns(lp: Any, columns: dict[str, Any]) -> _Columns:
+    x = np.full(lp.n_cols, math.nan)
+    names = lp.file_col_names()
+    used = {name for name in names if name in columns}
+    for k, name in enumerate(names):
+        if name in columns:
+            x[k] = float(columns[name])
+    labels = lp.labels()
+    return lp.shaped_values(x, labels), labels, dict(lp.index_names), used
 
 
 def _cvxpy_columns(model: Any, columns: dict[str, Any]) -> _Columns:

@@ -77,7 +77,8 @@ def check_numbers(time_limit, mip_gap, threads) -> None:
 
 def backend_of(model: Any) -> str:
     """``"pyomo"`` for a Pyomo block / ConcreteModel, ``"cvxpy"`` for a Problem or CvxpyModel,
-    ``"exact"`` for an :class:`~clusteropt.models.exact.ExactModel` (an algorithm of the package).
+    ``"exact"`` for an :class:`~clusteropt.models.exact.ExactModel` (an algorithm of the package),
+    ``"matrix"`` for a :class:`~clusteropt.models.matrix.MatrixLP` (a model's arrays).
 
     >>> import cvxpy as cp
     >>> backend_of(cp.Problem(cp.Minimize(0)))
@@ -91,6 +92,8 @@ def backend_of(model: Any) -> str:
         return "cvxpy"
     if isinstance(model, ExactModel):
         return "exact"
+    if getattr(type(model), "solver_backend", None) == "matrix":  # MatrixLP (models.matrix imports the solvers)
+        return "matrix"
     import cvxpy as cp
 
     if isinstance(model, cp.Problem):
@@ -101,5 +104,5 @@ def backend_of(model: Any) -> str:
         return "pyomo"
     raise TypeError(
         f"cannot solve an object of type {type(model).__name__}; expected a Pyomo "
-        "ConcreteModel, a cvxpy.Problem, a CvxpyModel or an ExactModel"
+        "ConcreteModel, a cvxpy.Problem, a CvxpyModel, a MatrixLP or an ExactModel"
     )

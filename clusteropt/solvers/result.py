@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "LazyMapping",
     "NotOptimalError",
     "SolveResult",
     "SolverError",
@@ -125,6 +126,32 @@ def settle(
     return termination, bound, gap
 
 
+class LazyMapping(Mapping):
+    """A read-only mapping whose values are made by zero-argument functions when first read, then
+    kept: the index keys of a large array model's variables (:meth:`clusteropt.models.matrix.MatrixLP.labels`)
+    cost nothing unless a caller reads them.
+
+    >>> m = LazyMapping({"y": lambda: [("a",), ("b",)]})
+    >>> list(m), m["y"]
+    (['y'], [('a',), ('b',)])
+    """
+
+    def __init__(self, makers: Mapping[str, Any]):
+        self._makers = dict(makers)
+        self._made: dict[str, Any] = {}
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._made:
+            self._made[key] = self._makers[key]()
+        return self._made[key]
+
+    def __iter__(self):
+        return iter(self._makers)
+
+    def __len__(self) -> int:
+        return len(self._makers)
+
+
 @dataclass(frozen=True)
 class SolveResult:
     """The outcome of one solve, the same for every backend and solver.
@@ -192,7 +219,8 @@ class SolveResult:
     def __post_init__(self):
         object.__setattr__(self, "values", MappingProxyType(dict(self.values)))
         object.__setattr__(self, "raw", MappingProxyType(dict(self.raw)))
-        object.__setattr__(self, "labels", MappingProxyType(dict(self.labels)))
+        if not isinstance(self.labels, LazyMapping):  # a LazyMapping makes each entry when first read
+            object.__setattr__(self, "labels", MappingProxyType(dict(self.labels)))
         object.__setattr__(self, "index_names", MappingProxyType(dict(self.index_names)))
 
     def labelled(self, name: str) -> dict[tuple, float]:

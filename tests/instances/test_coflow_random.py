@@ -170,3 +170,25 @@ def test_draws_out_of_the_instance_range_name_the_parameter(kw, match):
         warnings.simplefilter("error")
         with pytest.raises(ValueError, match=match):
             random_coflows(**{"n_coflows": 5, "n_ports": 3, "seed": 0, **kw})
+
+
+def _loads_by_hand(inst: CoflowInstance) -> np.ndarray:
+    out = np.zeros((inst.n_coflows, inst.n_ports), dtype=np.int64)
+    for j, i, o, u in zip(inst.coflow.tolist(), inst.input.tolist(), inst.output.tolist(), inst.units.tolist(),
+                          strict=True):
+        out[j, i] += u
+        out[j, inst.n_inputs + o] += u
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_loads_are_the_flows_summed(seed):
+    inst = random_coflows(30, 8, seed=seed)
+    np.testing.assert_array_equal(inst.loads(), _loads_by_hand(inst))
+    assert inst.loads().dtype == np.int64
+
+
+def test_loads_are_exact_up_to_the_largest_total():
+    big = 2**53 - 3  # the total may reach 2**53 (validated): float64 partial sums stay exact
+    inst = CoflowInstance(2, 2, [0, 0], [0, 0], [0, 1], [big, 3], [1.0], [0])
+    assert inst.loads().tolist() == [[big + 3, 0, big, 3]]

@@ -29,6 +29,7 @@ from clusteropt.models.coflow.open_shop import (
     build_cos_lp,
     build_cos_milp,
     cos_data,
+    full_set_rows,
     parallel_cut_rows,
     parallel_rhs,
     separate_parallel_inequalities,
@@ -476,3 +477,27 @@ def test_cos_lp_at_526_jobs_300_machines_dense(capsys):
     _, C, rg, _ = run_and_report(cos, capsys)
     assert rg.converged
     assert separate_parallel_inequalities(cos, C).n_cuts == 0
+
+
+def _full_set_by_machine(loads):
+    """The full-set rows machine by machine, as the slides state them (the reference of full_set_arrays)."""
+    for i in range(loads.shape[0]):
+        jobs = np.flatnonzero(loads[i])
+        if jobs.size < 2:
+            continue
+        li = loads[i, jobs]
+        total = float(li.sum())
+        yield i, jobs, li / total, parallel_rhs(li) / total
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_full_set_rows_are_the_per_machine_rows_to_the_last_bit(seed):
+    rng = np.random.default_rng(900 + seed)
+    loads = rng.integers(0, 10 ** (2 + seed), size=(rng.integers(1, 30), rng.integers(1, 200))).astype(float)
+    loads[rng.random(loads.shape) < rng.random()] = 0.0
+    got, want = list(full_set_rows(loads)), list(_full_set_by_machine(loads))
+    assert len(got) == len(want)
+    for (i, jobs, coef, rhs), (wi, wjobs, wcoef, wrhs) in zip(got, want, strict=True):
+        assert i == wi and rhs == wrhs  # equal, not close: the LP's rows are unchanged
+        np.testing.assert_array_equal(jobs, wjobs)
+        np.testing.assert_array_equal(coef, wcoef)

@@ -204,10 +204,14 @@ class CoflowInstance(Instance):
         """``L[j, i]``: units of coflow j through port i, inputs ``0..n_inputs-1`` first, then
         outputs (``n_inputs + o``); the machines of the concurrent-open-shop view.
         """
-        out = np.zeros((self.n_coflows, self.n_ports), dtype=np.int64)
-        np.add.at(out, (self.coflow, self.input), self.units)
-        np.add.at(out, (self.coflow, self.n_inputs + self.output), self.units)
-        return out
+        # summed as float64 by bincount: exact, as every partial sum is an integer of at most the
+        # total, which validation keeps at most 2**53
+        cells = self.n_coflows * self.n_ports
+        units = self.units.astype(float)
+        out = (np.bincount(self.coflow * self.n_ports + self.input, weights=units, minlength=cells)
+               + np.bincount(self.coflow * self.n_ports + self.n_inputs + self.output, weights=units,
+                             minlength=cells))
+        return out.astype(np.int64).reshape(self.n_coflows, self.n_ports)
 
     def total_units(self) -> np.ndarray:
         """Units of each coflow (its total size)."""

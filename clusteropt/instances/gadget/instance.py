@@ -227,17 +227,24 @@ class Cluster(Instance):
         """Every link has its reverse and the undirected graph is a tree spanning all nodes.
 
         Then the path between two servers is unique, which the tree form of the per-slot model
-        uses (:mod:`clusteropt.models.gadget.gvne`).
+        uses (:mod:`clusteropt.models.gadget.gvne`).  Computed once per cluster (its arrays are
+        read-only) and kept: every slot's model asks.
         """
+        known = self.__dict__.get("_is_tree")
+        if known is not None:
+            return known
         import networkx as nx
 
         pairs = {tuple(p) for p in self.links.tolist()}
         if any((v, u) not in pairs for u, v in pairs):
-            return False
-        und = nx.Graph()
-        und.add_nodes_from(range(self.n_nodes))
-        und.add_edges_from(pairs)
-        return nx.is_tree(und)
+            answer = False
+        else:
+            und = nx.Graph()
+            und.add_nodes_from(range(self.n_nodes))
+            und.add_edges_from(pairs)
+            answer = bool(nx.is_tree(und))
+        object.__setattr__(self, "_is_tree", answer)
+        return answer
 
     def paths(self) -> ServerPaths:
         """Shortest (fewest hops) server-to-server paths as link-index lists, ``paths[s, s']``.

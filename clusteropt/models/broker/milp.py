@@ -374,9 +374,40 @@ def _lp_builder(inst: BrokerInstance, relax: bool = True, slot: int | None = Non
 
 
 
+def _milp_arrays(inst: BrokerInstance, relax: bool = False, slot: int | None = None, price_form: str = "tight"):
+    """Registry array builder: the model of :func:`_milp_builder` as arrays
+    (:func:`clusteropt.models.broker.matrix.build_broker_arrays`, tested equal to the compiled Pyomo model).
+    """
+    from clusteropt.models.broker.matrix import build_broker_arrays
+
+    lp = build_broker_arrays(inst, slots=slot, price_form=price_form, relax=relax)
+    size = {b.name: b.positions.size for b in lp.col_blocks}  # the price form decides which exist
+    n_r, n_k = inst.n_dcs, inst.n_resources
+    pairs, slots = size["y"] // n_r, size["x"] // (n_r * n_k)
+    shapes = {**dict.fromkeys(("y", "s", "v", "z"), (pairs, n_r)), "g": (pairs, n_r, n_r),
+              **dict.fromkeys(("x", "u1", "u2", "h_a", "h_b"), (slots, n_r, n_k))}
+    lp.index_names.update({k: v for k, v in BROKER_INDEX_NAMES.items() if k in size})
+    lp.shapes.update({k: v for k, v in shapes.items() if k in size})
+    return lp
+
+
+def _lp_arrays(inst: BrokerInstance, relax: bool = True, slot: int | None = None, price_form: str = "tight"):
+    """Registry array builder: P_f (9) as arrays (always relaxed), as :func:`_lp_builder`."""
+    return _milp_arrays(inst, relax=True, slot=slot, price_form=price_form)
+
+
+_PER_JOB = ("IT.0", "IT.1", "R")
+BROKER_INDEX_NAMES = {"y": _PER_JOB, "s": _PER_JOB, "v": _PER_JOB, "z": _PER_JOB, "g": (*_PER_JOB, "R"),
+                      "q": ("Q.0", "Q.1", "Q.2", "Q.3"), **dict.fromkeys(("x", "u1", "u2", "h_a", "h_b"),
+                                                                          ("T", "R", "K"))}
+"""The index sets of (8)'s variables, as the Pyomo model names them (tested)."""
+
+
 register_model(ModelSpec(
     "broker-milp", BrokerInstance.kind, _milp_builder, "pyomo",
-    "paper 003 (8a)-(8k): the MILP P over all slots (--slot: one slot, nothing deployed before; --relax: P_f)"))
+    "paper 003 (8a)-(8k): the MILP P over all slots (--slot: one slot, nothing deployed before; --relax: P_f)",
+    array_builder=_milp_arrays))
 register_model(ModelSpec(
     "broker-lp", BrokerInstance.kind, _lp_builder, "pyomo",
-    "paper 003 P_f (9): LP relaxation of (8), the offline fractional optimum (--slot: one slot)"))
+    "paper 003 P_f (9): LP relaxation of (8), the offline fractional optimum (--slot: one slot)",
+    array_builder=_lp_arrays))

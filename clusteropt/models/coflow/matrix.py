@@ -41,15 +41,16 @@ from clusteropt.models.coflow.open_shop import (
     PER_MACHINE,
     PURGE_AFTER,
     cos_data,
-    full_set_rows,
+    full_set_arrays,
     separate_parallel_inequalities,
 )
+from clusteropt.models.matrix import Block, MatrixLP
 from clusteropt.solvers.direct import highs_termination, run_highs
 from clusteropt.solvers.highs import run_live
 from clusteropt.solvers.result import NotOptimalError, SolveResult, Termination
 from clusteropt.solvers.rowgen import RowGenResult, check_options, stop_message
 
-__all__ = ["cos_lower_bound_matrix", "cos_start_rows"]
+__all__ = ["cos_lower_bound_matrix", "cos_lp_arrays", "cos_start_rows"]
 
 log = logging.getLogger(__name__)
 
@@ -64,22 +65,49 @@ def cos_start_rows(data, initial: str = "singletons+full") -> tuple[sp.csr_array
     >>> A.toarray().tolist(), lo.tolist()
     ([[1.0, 0.0], [0.0, 1.0], [0.25, 0.75]], [1.0, 3.0, 3.25])
     """
+    A, lower, _ = _start_rows(data, initial)
+    return A, lower
+
+
+def _start_rows(data, initial: str) -> tuple[sp.csr_array, np.ndarray, np.ndarray]:
+    """:func:`cos_start_rows` and the machine of each full-set row."""
     if initial not in INITIAL:
         raise ValueError(f"initial = {initial!r}; expected one of {', '.join(INITIAL)}")
     L = data.loads
     n = L.shape[1]
-    rows, cols, vals = [np.arange(n)], [np.arange(n)], [np.ones(n)]
-    lower = [data.release_bound().astype(float)]
-    if initial != "none":
-        for q, (_, jobs, coef, rhs) in enumerate(full_set_rows(L), start=n):
-            rows.append(np.full(jobs.size, q))
-            cols.append(jobs)
-            vals.append(coef)
-            lower.append(np.array([rhs]))
-    r = np.concatenate(rows)
-    lo = np.concatenate(lower)
-    A = sp.csr_array((np.concatenate(vals), (r, np.concatenate(cols))), shape=(lo.size, n))
-    return A, lo
+    lower = data.release_bound().astype(float)
+    if initial == "none":
+        return sp.csr_array(sp.identity(n, format="csr")), lower, np.zeros(0, dtype=np.int64)
+    machines, ptr, jobs, coef, rhs = full_set_arrays(L)
+    rows = np.concatenate([np.arange(n), n + np.repeat(np.arange(machines.size), np.diff(ptr))])
+    cols = np.concatenate([np.arange(n), jobs])
+    vals = np.concatenate([np.ones(n), coef])
+    lo = np.concatenate([lower, rhs])
+    A = sp.csr_array((vals, (rows, cols)), shape=(lo.size, n))
+    return A, lo, machines
+
+
+def cos_lp_arrays(inst: ConcurrentOpenShopInstance | CoflowInstance, relax: bool = False, *,
+                  initial: str = "singletons+full") -> MatrixLP:
+    """The model of :func:`~clusteropt.models.coflow.open_shop.build_cos_lp` (tightest release rows) as
+    a :class:`~clusteropt.models.matrix.MatrixLP`: columns ``C[j]``, rows ``release[j]`` then
+    ``parallel_full[i]``, in the order Pyomo's standard-form compiler gives them (tested); what
+    ``clusteropt solve --model coflow-lp`` hands to HiGHS without building the Pyomo model (``relax``
+    is moot: it is an LP).
+
+    >>> lp = cos_lp_arrays(ConcurrentOpenShopInstance([[1, 3]], [1.0, 1.0], [0, 0]))
+    >>> lp.col_names(), lp.row_names()
+    (['C[0]', 'C[1]'], ['release[0]', 'release[1]', 'parallel_full[0]'])
+    """
+    data = cos_data(inst)
+    A, lower, machines = _start_rows(data, initial)
+    n = data.loads.shape[1]
+    jobs = np.arange(n)
+    col_blocks = (Block("C", jobs, lambda: [(j,) for j in range(n)]),)
+    row_blocks = (Block("release", jobs, lambda: [(j,) for j in range(n)]),
+                  Block("parallel_full", n + np.arange(machines.size), lambda: [(i,) for i in machines.tolist()]))
+    return MatrixLP("cos_lp", False, data.weight.astype(float), np.zeros(n), np.full(n, np.inf), A.tocsc(),
+                    lower, np.full(lower.size, np.inf), col_blocks, row_blocks, "cos", index_names={"C": ("J",)})
 
 
 def cos_lower_bound_matrix(

@@ -174,18 +174,43 @@ def full_set_rows(loads: np.ndarray):
     """The full-set parallel inequality of every machine with two or more jobs, divided by ``L_i(S)``:
     ``(i, jobs S, L_{i,S} / L_i(S), f_i(S) / L_i(S))`` per machine, in machine order (a single job's
     inequality is implied by its release row).  Shared by :func:`build_cos_lp` and the array loop
-    (:func:`clusteropt.models.coflow.matrix.cos_start_rows`).
+    (:func:`clusteropt.models.coflow.matrix.cos_start_rows`), through :func:`full_set_arrays`.
 
     >>> [(i, s.tolist(), c.tolist(), r) for i, s, c, r in full_set_rows(np.array([[1.0, 3.0], [0.0, 2.0]]))]
     [(0, [0, 1], [0.25, 0.75], 3.25)]
     """
-    for i in range(loads.shape[0]):
-        jobs = np.flatnonzero(loads[i])
-        if jobs.size < 2:  # a singleton is implied by the release rows
-            continue
-        li = loads[i, jobs]
-        total = float(li.sum())
-        yield i, jobs, li / total, parallel_rhs(li) / total
+    machines, ptr, jobs, coef, rhs = full_set_arrays(loads)
+    for k, i in enumerate(machines.tolist()):
+        yield i, jobs[ptr[k]:ptr[k + 1]], coef[ptr[k]:ptr[k + 1]], float(rhs[k])
+
+
+def full_set_arrays(loads: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`full_set_rows` as arrays: ``(machines, ptr, jobs, coef, rhs)``, machine ``machines[k]``'s
+    row over ``jobs[ptr[k]:ptr[k+1]]`` (sorted) with coefficients ``coef[...]`` and right-hand side
+    ``rhs[k]``.  Each row's sums are taken over its own loads as :func:`parallel_rhs` takes them, so
+    the numbers are those of the per-machine computation to the last bit.
+
+    >>> m, ptr, jobs, coef, rhs = full_set_arrays(np.array([[1.0, 3.0], [0.0, 2.0], [4.0, 4.0]]))
+    >>> m.tolist(), ptr.tolist(), jobs.tolist(), coef.tolist(), rhs.tolist()
+    ([0, 2], [0, 2, 4], [0, 1, 0, 1], [0.25, 0.75, 0.5, 0.5], [3.25, 6.0])
+    """
+    import scipy.sparse as sp  # here: the module is imported by CLI commands that build no LP
+
+    loads = np.asarray(loads, dtype=float)
+    width = np.count_nonzero(loads, axis=1)
+    machines = np.flatnonzero(width >= 2)  # a singleton is implied by the release rows
+    sub = sp.csr_array(loads[machines])  # per row: its jobs in order and their loads, as flatnonzero gives them
+    sub.sort_indices()
+    data, ptr = sub.data, sub.indptr.astype(np.int64)
+    total = np.empty(machines.size)
+    rhs = np.empty(machines.size)
+    for k in range(machines.size):
+        li = data[ptr[k]:ptr[k + 1]]
+        t = li.sum()
+        total[k] = t
+        rhs[k] = 0.5 * (np.dot(li, li) + t ** 2) / t  # parallel_rhs(li) / L_i(S)
+    coef = data / np.repeat(total, np.diff(ptr))
+    return machines, ptr, sub.indices.astype(np.int64), coef, rhs
 
 
 def build_cos_lp(
@@ -712,15 +737,18 @@ def _coflow_milp_builder(inst, *, relax: bool = False) -> pyo.ConcreteModel:
     return build_coflow_milp(inst, relax=relax)
 
 
+#: The same LP as arrays (by path: that module imports this one).
+_LP_ARRAYS = "clusteropt.models.coflow.matrix:cos_lp_arrays"
+
 register_model(ModelSpec(
     "coflow-lp", CoflowInstance.kind, _lp_builder, "pyomo",
     "paper 001 concurrent-open-shop LP over the coflow's port loads, release + full-set parallel rows "
-    "only (weaker bound; cos_lower_bound adds the rest by row generation)",
+    "only (weaker bound; cos_lower_bound adds the rest by row generation)", array_builder=_LP_ARRAYS,
 ))
 register_model(ModelSpec(
     "cos-lp", ConcurrentOpenShopInstance.kind, _lp_builder, "pyomo",
     "paper 001 concurrent-open-shop LP, release + full-set parallel rows only (weaker bound; "
-    "cos_lower_bound adds the rest by row generation)",
+    "cos_lower_bound adds the rest by row generation)", array_builder=_LP_ARRAYS,
 ))
 register_model(ModelSpec(
     "coflow-milp", CoflowInstance.kind, _coflow_milp_builder, "pyomo",

@@ -171,7 +171,19 @@ def tree_layout(cluster: Cluster) -> TreeLayout:
     >>> lay = tree_layout(fat_tree_cluster(6, n_racks=2, seed=0))
     >>> sorted(lay.dfs_order) == list(range(6)), len(lay.parent)
     (True, 8)
+
+    The layout is made once per cluster (its arrays are read-only) and kept on it: every slot's
+    model of an online run asks for it.
     """
+    known = cluster.__dict__.get("_tree_layout")
+    if known is not None:
+        return known
+    layout = _tree_layout(cluster)
+    object.__setattr__(cluster, "_tree_layout", layout)
+    return layout
+
+
+def _tree_layout(cluster: Cluster) -> TreeLayout:
     import networkx as nx
 
     if not cluster.is_tree():
@@ -489,4 +501,4 @@ def _gvne_builder(inst: GadgetInstance, relax: bool = False, slot: int | None = 
 register_model(ModelSpec(
     "gvne", "gadget", _gvne_builder, "pyomo",
     "paper 000 (12)-(19): per-slot G-VNE ILP of problem (10) (slot --slot, no earlier allocation; tree form "
-    "on tree clusters)"))
+    "on tree clusters)", array_builder="clusteropt.models.gadget.matrix:gvne_model_arrays"))

@@ -62,13 +62,14 @@ from collections.abc import Mapping
 import numpy as np
 import scipy.sparse as sp
 
-from clusteropt.models.gadget.gvne import SlotProblem, tree_layout
+from clusteropt.models.gadget.gvne import SlotProblem, slot_problem, tree_layout
 from clusteropt.models.gadget.trees import TreeJob, check_kappa, preorder, server_fit
-from clusteropt.models.matrix import Assembler, Block, MatrixLP
+from clusteropt.models.matrix import Assembler, Block, MatrixLP, NoArrayForm
 from clusteropt.models.matrix import solve_matrix as solve_matrix  # the old path's (models.gadget_matrix)
 
 __all__ = ["EmbeddingSolution", "allocation_from_matrix", "build_embedding_matrix", "build_gvne_matrix",
-           "capacity_relaxation", "certify_extension", "extend_capacity_solution", "server_classes"]
+           "capacity_relaxation", "certify_extension", "extend_capacity_solution", "gvne_model_arrays",
+           "server_classes"]
 
 log = logging.getLogger(__name__)
 
@@ -297,6 +298,31 @@ def build_gvne_matrix(problem: SlotProblem, *, relax: bool = True, classes: bool
     return MatrixLP(f"gvne-tree-t{problem.t}" + ("-classes" if classes else ""), True, cost, lo, hi, a, rlo, rhi,
                     cblocks, rblocks, "tree", meta,
                     None if relax else _integer_columns(cost.size, cblocks, ("xbelow", "xsum")))
+
+
+GVNE_INDEX_NAMES = {"chi": ("K.0", "K.1"), "rho": ("I",), "y": ("I", "S"), "x": ("I", "S"), "inside": ("I", "C"),
+                    "outside": ("I", "C"), "span": ("I", "C"), "xbelow": ("I", "C"), "xsum": ("I",)}
+"""The index sets of the tree form's variables, as the Pyomo model names them (tested)."""
+
+
+def gvne_model_arrays(inst, relax: bool = False, slot: int | None = None, form: str = "auto") -> MatrixLP:
+    """The registered model ``gvne`` (slot ``slot``, no earlier allocation) as arrays:
+    :func:`build_gvne_matrix` with the Pyomo model's index names and value shapes, what ``clusteropt
+    solve / export --model gvne`` hand to the solver.  The tree form only: a flow-form model (a
+    cluster that is no tree, or ``form="flow"``) raises :class:`~clusteropt.models.matrix.NoArrayForm`.
+    """
+    if form not in ("auto", "flow", "tree"):
+        raise ValueError(f"form = {form!r}; expected 'auto', 'flow' or 'tree'")
+    if form == "flow" or not inst.cluster.is_tree():
+        raise NoArrayForm("the G-VNE arrays are the tree form; this model is the flow form")
+    lp = build_gvne_matrix(slot_problem(inst, inst.horizon if slot is None else int(slot)), relax=relax)
+    lp.index_names.update(GVNE_INDEX_NAMES)
+    size = {b.name: b.positions.size for b in lp.col_blocks}
+    n_j = size["rho"]
+    n_c = size["inside"] // n_j if n_j else len(tree_layout(inst.cluster).parent)
+    lp.shapes.update({"y": (n_j, inst.cluster.n_servers), "x": (n_j, inst.cluster.n_servers),
+                      **dict.fromkeys(("inside", "outside", "span", "xbelow"), (n_j, n_c))})
+    return lp
 
 
 def capacity_relaxation(lp: MatrixLP) -> MatrixLP:
