@@ -48,6 +48,19 @@ def test_sweep_overhead_quick(tmp_path):
     assert set(report["sweeps"]["worker-placement-gap --quick"]) == {"serial", "joblib-2"}
 
 
+def test_solve_routes_quick(tmp_path, capsys):
+    from benchmarks import solve_routes
+
+    assert solve_routes.main(["--quick", "--out", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "solve_routes.json").read_text())
+    assert [r["route"] for r in report["routes"]] == [c["route"] for c in solve_routes.QUICK]
+    for row in report["routes"]:
+        assert row["agree"] and row["package"]["backend"] == "matrix"  # the array form, same optimum
+        assert row["overhead_cpu_s"] is not None and row["package"]["solver_cpu_s"] > 0
+        assert row["model_route"]["objective"] == pytest.approx(row["bare"]["objective"], rel=1e-8)
+    assert "| route |" in capsys.readouterr().out
+
+
 def test_coflow_scale_quick(tmp_path):
     from benchmarks import coflow_scale
 

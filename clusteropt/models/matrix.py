@@ -180,7 +180,7 @@ class MatrixLP:
         ``labels``: :meth:`labels`, if already made.
         """
         labels = self.labels() if labels is None else labels
-        out = self.values(x)
+        out = {k: v + 0.0 for k, v in self.values(x).items()}  # + 0.0: a solver's -0.0 reads 0.0, as Pyomo's do
         for name, arr in out.items():
             shape = self.shapes.get(name)
             if shape is None and name in self.index_names:

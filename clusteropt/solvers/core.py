@@ -253,7 +253,7 @@ def solve(
         from clusteropt.solvers.exact_backend import solve_exact
 
         result = solve_exact(model, solver, time_limit=time_limit, threads=threads, options=options)
-        log.info("%s", result.summary())
+        _log_summary(result)
         return check_optimal(result, raise_on_nonoptimal)
     spec, cls = resolve_solver(model, solver, backend)
     native = native_options(
@@ -272,7 +272,7 @@ def solve(
             result = solve_cvxpy(
                 model, spec, native, tee=tee, time_limit=time_limit, mip=cls == "MILP"
             )
-    log.info("%s", result.summary())
+    _log_summary(result)
     return check_optimal(result, raise_on_nonoptimal)
 
 
@@ -304,6 +304,11 @@ def _solve_arrays(lp: Any, spec: SolverSpec, native: dict[str, Any], tee: bool) 
     raw = {**dict(result.raw), "route": "file", "read_seconds": result.build_seconds,
            "file_seconds": time.perf_counter() - t0}
     return replace(result, backend="matrix", raw=raw)
+
+
+def _log_summary(result: SolveResult) -> None:
+    if log.isEnabledFor(logging.INFO):  # the summary is formatted only for a log that shows it
+        log.info("%s", result.summary())
 
 
 def check_optimal(result: SolveResult, raise_on_nonoptimal: bool) -> SolveResult:
@@ -400,6 +405,6 @@ def solve_file(
         from clusteropt.solvers.files import model_values
 
         result = model_values(result, model, path)
-    log.info("%s", result.summary())
+    _log_summary(result)
     return check_optimal(result, raise_on_nonoptimal)
 
