@@ -1126,6 +1126,10 @@ def _ring_inline() -> int:
                    "default), or exactly as Alg. 2 writes it (paper: such a slot stops the run).  GADGET "
                    "lp-rs-mde: safe (default; never exceeds a capacity) or paper (Alg. 2 lines 7-9: may "
                    "overload servers and links, reported; exit 0 with verified False).")
+@click.option("--transfers", type=click.Choice(["all", "sources"]), default=None,
+              help="mlBroker: data-transfer variables of (10): every pair of DCs (all, default: the paper's) or "
+                   "only from the DCs that hold each job's data (sources: the same problem with the variables "
+                   "(8b) fixes at 0 left out; Clarabel solves it at 100 DCs, where the full form fails).")
 @click.option("--trace-fractional", is_flag=True,
               help="mlBroker: also write every slot's fractional solution of (10) and A_round's candidates "
                    "into the --json output.")
@@ -1133,7 +1137,7 @@ def _ring_inline() -> int:
               help="Write the run's result to FILE (README; -: stdout).")
 def run_cmd(instance, policy, scheduler, lower_bound, kappa, online, epoch, frames, seed, requirement, slot_solver,
             time_limit, mip_gap, warm, embed_route, select_algorithm, select_classes, select_route, quotient, fill,
-            epsilon, rate, price_form, rounding_variant, trace_fractional, json_path) -> None:
+            epsilon, rate, price_form, rounding_variant, transfers, trace_fractional, json_path) -> None:
     """Run a policy on an instance; its output is verified.
 
     Coflow (and concurrent-open-shop) instances: order and schedule.  Realtime instances (paper 002):

@@ -264,12 +264,18 @@ class AFractional:
     keep_trace : bool
         Keep every slot's fractional solution (all variables of (10)) in ``trace_`` for
         :func:`trace_json` (default False: only the costs are kept).
+    transfers : {"all", "sources"}
+        The data-transfer variables of (10)
+        (:func:`~clusteropt.models.broker.regularized.build_broker_regularized`): every pair of DCs
+        (default, the paper's), or only from the DCs that hold each job's data, the same problem with
+        the variables (8b) fixes at 0 left out, which Clarabel still solves at 100 DCs
+        (``python -m benchmarks.broker_dcs`` records both).
     """
 
     def __init__(self, epsilon: float | None = None, sigma: float | None = None, solver: str = "clarabel",
-                 price_form: str = "tight", retry_options=None, keep_trace: bool = False):
+                 price_form: str = "tight", retry_options=None, keep_trace: bool = False, transfers: str = "all"):
         from clusteropt.models.broker.inputs import PRICE_FORMS
-        from clusteropt.models.broker.regularized import DEFAULT_EPSILON
+        from clusteropt.models.broker.regularized import DEFAULT_EPSILON, TRANSFERS
 
         epsilon = DEFAULT_EPSILON if epsilon is None else float(epsilon)
         if not (math.isfinite(epsilon) and epsilon > 0):
@@ -278,6 +284,8 @@ class AFractional:
             raise ValueError(f"sigma = {sigma!r}; expected > 0")
         if price_form not in PRICE_FORMS:
             raise ValueError(f"price_form = {price_form!r}; expected one of {', '.join(PRICE_FORMS)}")
+        if transfers not in TRANSFERS:
+            raise ValueError(f"transfers = {transfers!r}; expected one of {', '.join(TRANSFERS)}")
         if retry_options is None:
             retry_options = CLARABEL_RETRIES if str(solver).lower() == "clarabel" else ()
         retry_options = tuple(retry_options)
@@ -287,13 +295,14 @@ class AFractional:
         self.epsilon, self.sigma, self.solver, self.price_form = epsilon, sigma, solver, price_form
         self.retry_options = retry_options
         self.keep_trace = bool(keep_trace)
+        self.transfers = transfers
         self.name = "afractional"
 
     def get_params(self) -> dict[str, Any]:
         """Every parameter that shapes a run, as plain JSON values (``sigma`` resolved)."""
         sigma = math.log(1.0 + 1.0 / self.epsilon) if self.sigma is None else float(self.sigma)
         return {"epsilon": self.epsilon, "sigma": sigma, "price_form": self.price_form, "solver": str(self.solver),
-                "retry_options": [dict(o) for o in self.retry_options]}
+                "retry_options": [dict(o) for o in self.retry_options], "transfers": self.transfers}
 
     def reset(self, instance: BrokerInstance, rng=None) -> None:
         """Alg. 1 line 1: every ``v = 0``."""
@@ -309,7 +318,7 @@ class AFractional:
         inst = self.instance_
         t0 = time.perf_counter()
         model = build_broker_regularized(inst, t, self.v_, epsilon=self.epsilon, sigma=self.sigma,
-                                         price_form=self.price_form)
+                                         price_form=self.price_form, transfers=self.transfers)
         t1 = time.perf_counter()
         tried: list[str] = []
         kept = None  # (result, options, status) of the first optimal_inaccurate solve; res.values hold its point
@@ -364,7 +373,7 @@ class MlBroker:
 
     Parameters
     ----------
-    epsilon, sigma, solver, price_form, retry_options
+    epsilon, sigma, solver, price_form, retry_options, transfers
         Of :class:`AFractional`.
     rounding : {"a_round", "ir", "gr", "slot-milp"}
         Alg. 2 (default) or the Sec. 6.2 baselines IR / GR
@@ -387,7 +396,7 @@ class MlBroker:
     def __init__(self, epsilon: float | None = None, sigma: float | None = None, solver: str = "clarabel",
                  price_form: str = "tight", rounding: str = "a_round", retry_options=None,
                  rounding_variant: str = "package", keep_trace: bool = False, slot_gap: float | None = None,
-                 slot_time_limit: float | None = None, slot_fix: str | None = None):
+                 slot_time_limit: float | None = None, slot_fix: str | None = None, transfers: str = "all"):
         from clusteropt.rounding.broker.placement import BROKER_ROUNDINGS, ROUNDING_VARIANTS
         from clusteropt.rounding.broker.slot_milp import (
             DEFAULT_SLOT_FIX,
@@ -412,7 +421,7 @@ class MlBroker:
         if slot_fix is not None and slot_fix not in FIX_MODES:
             raise ValueError(f"slot_fix = {slot_fix!r}; expected one of {', '.join(FIX_MODES)}")
         self.slot_fix = DEFAULT_SLOT_FIX if slot_fix is None else slot_fix
-        self.fractional = AFractional(epsilon, sigma, solver, price_form, retry_options, keep_trace)
+        self.fractional = AFractional(epsilon, sigma, solver, price_form, retry_options, keep_trace, transfers)
         self.rounding, self.rounding_variant = rounding, rounding_variant
         self.slot_gap = check_slot_gap(DEFAULT_SLOT_GAP if slot_gap is None else slot_gap)
         self.slot_time_limit = check_slot_time_limit(slot_time_limit)
@@ -693,7 +702,7 @@ POLICIES = ("mlbroker", "mlbroker-plus", "local", "central", "oasis", "afraction
 
 def make_policy(name: str, **options):
     """A policy by name: ``mlbroker`` takes ``epsilon, sigma, solver, price_form, rounding, rounding_variant,
-    retry_options, keep_trace``; ``mlbroker-plus`` (mlBroker with ``rounding="slot-milp"``) the same
+    retry_options, keep_trace, transfers``; ``mlbroker-plus`` (mlBroker with ``rounding="slot-milp"``) the same
     but ``rounding``, plus ``slot_gap, slot_time_limit, slot_fix``; ``afractional`` the same without the two
     rounding ones; ``oasis`` ``time_limit``; the others nothing.
     """

@@ -22,17 +22,19 @@ _OPTIONS = {
     "epsilon": "mlbroker*: epsilon of the regularized problem (10) (default 0.1)",
     "price_form": "mlbroker*: price rows of (10), tight (the convex hull of Eq. (7), default) or bigm ((8c)-(8e))",
     "rounding": "mlbroker*: A_round with the package's repair (package, default) or as Alg. 2 writes it (paper)",
+    "transfers": "mlbroker*: data-transfer variables of (10): all DC pairs (default, the paper's) or sources "
+                 "(only from the DCs holding the data: the same problem, smaller)",
     "trace_fractional": "mlbroker*: keep every slot's fractional solution and candidates in the output",
     "mip_gap": "mlbroker-plus: relative gap of the slot MILP (default 0.005)",
     "time_limit": "mlbroker-plus: seconds per slot MILP (default: none)",
 }
 
 #: Options of the mlBroker policies only.
-_MLBROKER_ONLY = ("epsilon", "rounding", "trace_fractional", "price_form")
+_MLBROKER_ONLY = ("epsilon", "rounding", "trace_fractional", "price_form", "transfers")
 
 
 def run_broker_policy(inst, policy: str, *, seed=0, progress=False, epsilon=None, price_form=None,
-                      rounding=None, trace_fractional=None, mip_gap=None, time_limit=None) -> Run:
+                      rounding=None, trace_fractional=None, mip_gap=None, time_limit=None, transfers=None) -> Run:
     """Run a broker policy over the instance's horizon (:func:`clusteropt.online.run_online`), checked
     by :func:`clusteropt.verify.check_broker_schedule`.
 
@@ -50,7 +52,7 @@ def run_broker_policy(inst, policy: str, *, seed=0, progress=False, epsilon=None
         raise OptionError(f"{{rounding}} {rounding} is GADGET's; mlBroker takes package (default) or paper")
     if not mlbroker:
         given = {"epsilon": epsilon, "rounding": rounding, "trace_fractional": trace_fractional or None,
-                 "price_form": price_form}
+                 "price_form": price_form, "transfers": transfers}
         for option in _MLBROKER_ONLY:
             if given[option] is not None:
                 raise OptionError(f"{{{option}}} is a parameter of mlbroker, not of {policy}")
@@ -63,7 +65,7 @@ def run_broker_policy(inst, policy: str, *, seed=0, progress=False, epsilon=None
     options: dict[str, Any] = {}
     if mlbroker:
         options = {"epsilon": epsilon, "price_form": price_form, "rounding_variant": rounding or "package",
-                   "keep_trace": bool(trace_fractional)}
+                   "keep_trace": bool(trace_fractional), "transfers": transfers or "all"}
     if policy == "mlbroker-plus":
         options.update(slot_gap=mip_gap, slot_time_limit=time_limit)
     built = make_policy(policy, **options)

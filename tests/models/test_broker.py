@@ -519,6 +519,7 @@ def test_regularized_optimum_by_hand(form, rent):
     ((2, np.zeros((2, 3))), {}, r"prev_v has shape \(2, 3\)"),
     ((2, -np.ones((3, 3))), {}, r"prev_v must be finite and >= 0"),
     ((2,), {"price_form": "big-m"}, r"price_form = 'big-m'"),
+    ((2,), {"transfers": "some"}, r"transfers = 'some'; expected one of all, sources"),
 ])
 def test_regularized_errors(args, kwargs, match):
     inst = broker_preset("tiny", seed=0)
@@ -541,6 +542,32 @@ def test_regularized_model_structure():
               "x": (n_r, n_k), "u1": (n_r, n_k), "u2": (n_r, n_k), "h_a": (n_r, n_k), "h_b": (n_r, n_k)}
     assert {name: var.shape for name, var in model.variables.items()} == shapes
     assert model.problem.is_dcp()
+
+
+@pytest.mark.parametrize(("preset", "seed"), [("tiny", 0), ("tiny", 3), ("small", 1), ("small", 2)])
+@pytest.mark.parametrize("price_form", ["tight", "bigm"])
+def test_transfers_from_the_sources_only_are_the_same_problem(preset, seed, price_form):
+    """(8b) fixes every q from a DC without the job's data at 0: leaving those q out is the same problem
+    (the same optimum; the decisions may be other optimal points: only v enters strictly convexly), with
+    a previous deployment too."""
+    inst = broker_preset(preset, seed=seed)
+    rng = np.random.default_rng(seed)
+    prev = rng.random((inst.n_jobs, inst.n_dcs)) * (rng.random((inst.n_jobs, inst.n_dcs)) < 0.5)
+    for t in range(1, inst.horizon + 1, 2):
+        full = build_broker_regularized(inst, t, prev, price_form=price_form)
+        part = build_broker_regularized(inst, t, prev, price_form=price_form, transfers="sources")
+        assert part.transfers == "sources" and full.transfers == "all" and full.sources is None
+        data = inst.slot_data(t)[part.jobs]
+        assert part.variables["q"].shape == (int((data > 0).sum()), inst.n_dcs)
+        assert (data[part.sources] > 0).all()
+        a, b = solve(full, "clarabel"), solve(part, "clarabel")
+        assert a.is_optimal and b.is_optimal
+        assert b.objective == pytest.approx(a.objective, rel=1e-6, abs=1e-6)
+        da, db = decision_from_regularized(full), decision_from_regularized(part)
+        data_all = inst.slot_data(t)
+        for dec in (da, db):  # (8b) at the points read back, in the full (I, R, R) layout of both
+            np.testing.assert_allclose(dec.q[part.jobs].sum(axis=2), data_all[part.jobs], rtol=1e-6, atol=1e-6)
+        assert (db.q[data_all == 0] == 0).all()  # nothing moves from a DC without the data
 
 
 def test_decision_from_regularized_shapes_and_inactive_rows():

@@ -388,7 +388,10 @@ def test_get_params_names_everything_that_shapes_a_run():
     assert params["epsilon"] == 0.5 and params["sigma"] == pytest.approx(math.log(3.0))
     assert (params["price_form"], params["rounding"], params["rounding_variant"]) == ("bigm", "a_round", "paper")
     assert params["solver"] == "clarabel" and params["retry_options"] == [dict(o) for o in CLARABEL_RETRIES]
-    assert params["rounding_tol"] == 1e-6
+    assert params["rounding_tol"] == 1e-6 and params["transfers"] == "all"
+    assert make_policy("mlbroker", transfers="sources").get_params()["transfers"] == "sources"
+    with pytest.raises(ValueError, match="transfers = 'dense'; expected one of all, sources"):
+        make_policy("afractional", transfers="dense")
     assert make_policy("oasis", time_limit=3.0).get_params() == {"time_limit": 3.0}
     assert make_policy("local").get_params() == make_policy("central").get_params() == {}
     with pytest.raises(ValueError, match="rounding_variant = 'exact'"):
@@ -444,3 +447,17 @@ def test_trace_holds_every_slots_fractional_solution_and_candidates():
         assert set(rec["dcs"]["0"]) == {"x", "u1", "u2", "h_a", "h_b"}  # the hull's variables too
     with pytest.raises(ValueError, match="keep_trace=True"):
         trace_json(inst, make_policy("mlbroker"))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_run_with_transfers_from_the_sources_only(seed):
+    """The smaller form of (10) decides each slot's fractional problem to the same optimum; the run's
+    schedule verifies (the rounding may then draw differently: the fractional points agree only to the
+    solver's tolerance)."""
+    from clusteropt.runs import run
+
+    inst = broker_preset("small", seed=seed)
+    full = run(inst, "mlbroker", seed=seed)
+    part = run(inst, "mlbroker", seed=seed, transfers="sources")
+    assert full.ok and part.ok and part.params["transfers"] == "sources" and full.params["transfers"] == "all"
+    assert part.out["fractional_costs"]["total"] == pytest.approx(full.out["fractional_costs"]["total"], rel=1e-6)

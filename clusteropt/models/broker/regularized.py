@@ -32,10 +32,14 @@ from clusteropt.models.broker.inputs import check_prev_v, check_price_form, pric
 from clusteropt.models.cvxpy_model import CvxpyModel
 from clusteropt.models.registry import ModelSpec, register_model
 
-__all__ = ["DEFAULT_EPSILON", "BrokerSlotModel", "build_broker_regularized", "decision_from_regularized"]
+__all__ = ["DEFAULT_EPSILON", "TRANSFERS", "BrokerSlotModel", "build_broker_regularized",
+           "decision_from_regularized"]
 
 #: Default ``epsilon`` of (10).  The paper varies it in Fig. 5 without naming a default (our choice).
 DEFAULT_EPSILON = 0.1
+
+#: The forms of the data-transfer variables ``q`` of (10) (:func:`build_broker_regularized`).
+TRANSFERS = ("all", "sources")
 
 
 @dataclasses.dataclass
@@ -43,7 +47,8 @@ class BrokerSlotModel(CvxpyModel):
     """:class:`CvxpyModel` of problem (10) for one slot, plus what it was built from.
 
     Extra attributes: ``instance``, ``t``, ``jobs`` (``I_t``, the rows of every job variable),
-    ``prev_v`` (I, R), ``epsilon``, ``sigma``, ``price_form``.
+    ``prev_v`` (I, R), ``epsilon``, ``sigma``, ``price_form``, ``transfers``; with ``transfers =
+    "sources"``, ``sources`` = (rows into ``jobs``, DCs) of the rows of ``q``.
     """
 
     instance: BrokerInstance | None = None
@@ -53,6 +58,8 @@ class BrokerSlotModel(CvxpyModel):
     epsilon: float = DEFAULT_EPSILON
     sigma: float = math.log(1.0 + 1.0 / DEFAULT_EPSILON)
     price_form: str = "tight"
+    transfers: str = "all"
+    sources: tuple[np.ndarray, np.ndarray] | None = None
 
 
 #: The paper's symbol and equation of every component of :func:`build_broker_regularized` (rows of the
@@ -88,7 +95,8 @@ _REGULARIZED_DOCS = {
 
 
 def build_broker_regularized(inst: BrokerInstance, t: int, prev_v=None, *, epsilon: float = DEFAULT_EPSILON,
-                             sigma: float | None = None, price_form: str = "tight") -> BrokerSlotModel:
+                             sigma: float | None = None, price_form: str = "tight",
+                             transfers: str = "all") -> BrokerSlotModel:
     """The regularized convex problem (10) of slot t (Sec. 4.1, Alg. 1 line 4) as a CVXPY problem.
 
     Objective (Eq. (10); ``sigma = ln(1 + 1 / epsilon)`` by default, Sec. 4.1)::
@@ -127,14 +135,24 @@ def build_broker_regularized(inst: BrokerInstance, t: int, prev_v=None, *, epsil
         The scale ``sigma > 0``; default ``ln(1 + 1 / epsilon)`` (the paper's definition).
     price_form : {"tight", "bigm"}
         The convex hull (default) or the paper's big-M rows (below).
+    transfers : {"all", "sources"}
+        ``"all"`` (default, the paper's variables): ``q_i^{rr'}(t)`` for every job and pair of DCs.
+        ``"sources"``: only for the DCs ``r`` that hold job i's data (``D_i^r(t) > 0``), one row of
+        ``q`` per such (i, r).  The same problem: for every other ``r`` (8b) reads
+        ``sum_{r'} q_i^{rr'} = 0`` with ``q >= 0``, which fixes those ``q`` at 0, so the feasible
+        sets, objectives and optima agree.  It has ``R`` times fewer transfer variables when each
+        job's data sits in a few DCs, and Clarabel solves it where it fails on the full form
+        (``python -m benchmarks.broker_dcs``: at 100 DCs the full form ends with a solver error on
+        every setting, this one is optimal).
 
     Returns
     -------
     BrokerSlotModel
-        ``variables``: ``y, s, v`` (J, R), ``q, g`` (J, R, R), ``x, u1, u2`` (R, K) (and ``h_a``,
-        ``h_b`` for the tight form), rows ``jobs`` = ``I_t`` (J = ``len(I_t)``); ``constraints``
-        ``"8a"`` .. ``"8j"`` (no 8h), ``"y_bound"``, (tight) ``"7_split"``, ``"7_first"``, ``"7_second"``,
-        ``"7_hull"``; the objective is ``problem.objective``.  Solve it with
+        ``variables``: ``y, s, v`` (J, R), ``q, g`` (J, R, R) (``q``: (S, R) with ``transfers =
+        "sources"``, row k for job ``jobs[sources[0][k]]`` and DC ``sources[1][k]``), ``x, u1, u2``
+        (R, K) (and ``h_a``, ``h_b`` for the tight form), rows ``jobs`` = ``I_t`` (J = ``len(I_t)``);
+        ``constraints`` ``"8a"`` .. ``"8j"`` (no 8h), ``"y_bound"``, (tight) ``"7_split"``,
+        ``"7_first"``, ``"7_second"``, ``"7_hull"``; the objective is ``problem.objective``.  Solve it with
         ``clusteropt.solvers.solve(model, "clarabel")`` (default for exponential cones) or ``"scs"``.
 
     Examples
@@ -159,6 +177,8 @@ def build_broker_regularized(inst: BrokerInstance, t: int, prev_v=None, *, epsil
     if not (math.isfinite(sigma) and sigma > 0):
         raise ValueError(f"sigma = {sigma!r}; expected > 0")
     price_form = check_price_form(price_form)
+    if transfers not in TRANSFERS:
+        raise ValueError(f"transfers = {transfers!r}; expected one of {', '.join(TRANSFERS)}")
     prev = check_prev_v(inst, prev_v)
     jobs = inst.active(t)
     n_jobs, n_dcs, n_res = len(jobs), inst.n_dcs, inst.n_resources
@@ -173,7 +193,22 @@ def build_broker_regularized(inst: BrokerInstance, t: int, prev_v=None, *, epsil
     y = cp.Variable(shape_jr, nonneg=True, name="y")
     s = cp.Variable(shape_jr, nonneg=True, name="s")
     v = cp.Variable(shape_jr, nonneg=True, name="v")
-    q = cp.Variable((n_jobs, n_dcs, n_dcs), nonneg=True, name="q")
+    sources = None
+    if transfers == "sources":
+        import scipy.sparse as sp  # here: the model module imports no SciPy
+
+        rows, dcs = np.nonzero(data > 0)  # (job row, DC) of every q row: the data's DCs
+        sources = (rows.astype(np.int64), dcs.astype(np.int64))
+        n_src = sources[0].size
+        q = cp.Variable((n_src, n_dcs), nonneg=True, name="q")
+        # sum_r q_i^{rr'}: the rows of job i summed, (J, S) @ (S, R)
+        per_job = sp.csr_array((np.ones(n_src), (sources[0], np.arange(n_src))), shape=(n_jobs, n_src))
+        moved_to, moved_from = per_job @ q, cp.sum(q, axis=1)
+        moved_cost = cp.sum(cp.multiply(q, d[sources[1], :]))
+    else:
+        q = cp.Variable((n_jobs, n_dcs, n_dcs), nonneg=True, name="q")
+        moved_to, moved_from = cp.sum(q, axis=1), cp.sum(q, axis=2)
+        moved_cost = cp.sum(cp.multiply(cp.sum(q, axis=0), d))
     g = cp.Variable((n_jobs, n_dcs, n_dcs), nonneg=True, name="g")
     x = cp.Variable((n_dcs, n_res), nonneg=True, name="x")
     u1 = cp.Variable((n_dcs, n_res), nonneg=True, name="u1")
@@ -182,8 +217,8 @@ def build_broker_regularized(inst: BrokerInstance, t: int, prev_v=None, *, epsil
 
     h = y.T @ nd + s.T @ md  # (R, K): h_k^r(t), Eq. (3)
     cons: dict[str, cp.Constraint] = {
-        "8a": cp.multiply(cap[:, None], y) >= cp.sum(q, axis=1),
-        "8b": cp.sum(q, axis=2) == data,
+        "8a": cp.multiply(cap[:, None], y) >= moved_to,
+        "8b": moved_from == (data if sources is None else data[sources]),
     }
     if price_form == "bigm":
         cons["8c"] = x >= cp.multiply(a, h) - cp.multiply(big_m, u1)
@@ -204,7 +239,7 @@ def build_broker_regularized(inst: BrokerInstance, t: int, prev_v=None, *, epsil
     cons["8j"] = cp.sum(g, axis=1) >= cp.multiply(need[:, None], s)
     cons["y_bound"] = y <= np.broadcast_to(need[:, None], shape_jr)
 
-    c1 = cp.sum(cp.multiply(cp.sum(q, axis=0), d))
+    c1 = moved_cost
     c2 = cp.sum(x)
     comm = inst.traffic[jobs][:, None, None] * d[None, :, :]
     c4 = cp.sum(cp.multiply(g, comm))
@@ -214,7 +249,7 @@ def build_broker_regularized(inst: BrokerInstance, t: int, prev_v=None, *, epsil
     problem = cp.Problem(cp.Minimize(c1 + c2 + c4 + reg), list(cons.values()))
     return BrokerSlotModel(problem, variables, cons, name=f"broker-regularized-t{t}", instance=inst, t=t,
                            jobs=jobs, prev_v=prev, epsilon=float(epsilon), sigma=float(sigma),
-                           price_form=price_form, docs=_REGULARIZED_DOCS)
+                           price_form=price_form, transfers=transfers, sources=sources, docs=_REGULARIZED_DOCS)
 
 
 def decision_from_regularized(model: BrokerSlotModel) -> BrokerDecision:
@@ -232,7 +267,11 @@ def decision_from_regularized(model: BrokerSlotModel) -> BrokerDecision:
     out = {}
     for name in ("y", "s", "v", "q", "g"):
         full = np.zeros(getattr(dec, name).shape)
-        full[model.jobs] = np.maximum(np.asarray(var[name].value, dtype=float), 0.0)
+        value = np.maximum(np.asarray(var[name].value, dtype=float), 0.0)
+        if name == "q" and model.sources is not None:  # rows of the data's DCs only: the rest are 0
+            full[model.jobs[model.sources[0]], model.sources[1]] = value
+        else:
+            full[model.jobs] = value
         out[name] = full
     for name in ("x", "u1", "u2"):
         out[name] = np.maximum(np.asarray(var[name].value, dtype=float), 0.0)
@@ -240,12 +279,12 @@ def decision_from_regularized(model: BrokerSlotModel) -> BrokerDecision:
 
 
 def _regularized_builder(inst: BrokerInstance, relax: bool = True, slot: int | None = None,
-                         epsilon: float = DEFAULT_EPSILON, price_form: str = "tight"):
+                         epsilon: float = DEFAULT_EPSILON, price_form: str = "tight", transfers: str = "all"):
     """Registry builder: (10) of ``slot`` with ``v(t - 1) = 0`` (already continuous: ``relax`` is moot)."""
     if slot is None:
         raise ValueError("model 'broker-regularized' is the one-slot problem (10): give the slot t "
                          f"(CLI: --slot T, T in 1 .. {inst.horizon})")
-    return build_broker_regularized(inst, int(slot), epsilon=epsilon, price_form=price_form)
+    return build_broker_regularized(inst, int(slot), epsilon=epsilon, price_form=price_form, transfers=transfers)
 
 
 register_model(ModelSpec(
