@@ -515,3 +515,24 @@ def test_file_check_quick(tmp_path):
     assert {(r["model"], r["format"]) for r in rows} == {(m, f) for m in ("broker-milp", "broker-lp")
                                                          for f in ("lp", "mps")}
     assert all(r["mib"] > 0 and r["check_cpu_s"] > 0 for r in rows)
+
+
+def test_coflow_speed_times_a_trace_in_the_benchmark_format(tmp_path):
+    """`python -m benchmarks.coflow_speed --trace FILE`: the trace part on the package's small sample
+    of the Facebook file's format (the real trace is not in the repository)."""
+    import hashlib
+
+    from benchmarks import coflow_speed
+    from clusteropt.data import sample_path
+
+    path = sample_path("coflow/small_benchmark.txt")
+    row = coflow_speed._trace(path, tmp_path)
+    assert row["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest() and row["bytes"] == path.stat().st_size
+    assert row["online"]["same"] and row["flows"] > 0
+    assert row["import"]["cpu_s"] > 0 and row["cli_online"]["cpu_s"] > 0
+    assert (tmp_path / "fb-out.json").exists()
+    report = {"machine": {"platform": "p", "cpu_count": 2}, "created": "c", "code_version": "v", "config": {},
+              "compile": {"empty_cache": {"cpu_s": 1.0}, "filled_cache": {"cpu_s": 0.1}}, "seeds": [],
+              "trace": row}
+    text = coflow_speed._markdown(report)
+    assert "small_benchmark.txt" in text and "`clusteropt run --online` (CLI process)" in text

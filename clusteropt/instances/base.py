@@ -679,6 +679,10 @@ def _from_plain(value: Any, where: str, index: tuple[int, ...] = (), depth: int 
     return value
 
 
+#: A run of more digits than any integer literal of a field may have: a file without one has no huge literal.
+_LONG_DIGITS = re.compile(rf"\d{{{_MAX_LITERAL_DIGITS + 1}}}")
+
+
 def _parse_int(text: str) -> int | _HugeInt:
     digits = len(text) - text.startswith("-")
     return int(text) if digits <= _MAX_LITERAL_DIGITS else _HugeInt(f"<an integer of {digits} digits>")
@@ -699,6 +703,8 @@ def _parse_json(text: str) -> Any:
     parser and reports too deep nesting as :class:`InstanceError` (``json.JSONDecodeError`` passes).
     """
     try:
+        if _LONG_DIGITS.search(text) is None:  # no literal can be huge: Python's own int parsing, as fast as C
+            return json.loads(text, object_pairs_hook=_unique_keys)
         return json.loads(text, parse_int=_parse_int, object_pairs_hook=_unique_keys)
     except RecursionError:
         raise InstanceError(_deep_place(text), _Text("<deeper than Python's parser goes>"),

@@ -196,7 +196,7 @@ def solve(
     ----------
     model : pyomo ConcreteModel, cvxpy.Problem, CvxpyModel or MatrixLP
         A :class:`~clusteropt.models.matrix.MatrixLP` (a registered model's arrays,
-        ``build(name, instance, form="arrays")``) goes to HiGHS as arrays and to any other LP /
+        ``build(name, instance, arrays=True)``) goes to HiGHS as arrays and to any other LP /
         MILP solver as an MPS file with the model's names.
     solver : str, optional
         Registry name (``clusteropt solvers`` lists them), or a solver's Pyomo / CVXPY name

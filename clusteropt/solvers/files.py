@@ -62,7 +62,7 @@ def write_model(model: Any, path: str | Path) -> Path:
     The format follows the suffix: ``.lp`` (CPLEX LP) or ``.mps`` (free MPS).  Names are the
     model's own (the paper's symbols), so the file can be read next to the paper.  A
     :class:`~clusteropt.models.matrix.MatrixLP` (a registered model's array form,
-    ``build(name, instance, form="arrays")``) is written by HiGHS with its Pyomo model's column
+    ``build(name, instance, arrays=True)``) is written by HiGHS with its Pyomo model's column
     names (``x(3_1)``, as Pyomo's LP writer labels them) and its constraints' names as row names.
 
     Parameters

@@ -87,11 +87,14 @@ class OnlineSchedule:
 
 
 def residual_order(inst: CoflowInstance, policy: str, present: np.ndarray, remaining: np.ndarray, *,
-                   kappa: float = 0.5, solver: str = "highs") -> np.ndarray:
+                   kappa: float = 0.5, solver: str = "highs", loads: np.ndarray | None = None) -> np.ndarray:
     """The order of ``present`` (coflow indices) by ``policy`` on their remaining units.
 
-    ``remaining`` holds every flow's units left (instance flow order).  Returns ``present``
-    re-ordered, highest priority first (module docstring for each policy).
+    ``remaining`` holds every flow's units left (instance flow order).  ``loads`` (optional,
+    ``(n_coflows, n_ports)``): every coflow's remaining units per port, kept by the caller (as
+    :func:`online_greedy_schedule` does across windows) instead of summed here from ``remaining``;
+    the same integers either way.  Returns ``present`` re-ordered, highest priority first (module
+    docstring for each policy).
     """
     present = np.asarray(present, dtype=np.int64)
     if present.size <= 1:
@@ -99,16 +102,19 @@ def residual_order(inst: CoflowInstance, policy: str, present: np.ndarray, remai
     if policy == "fifo":
         assert inst.ids is not None  # validation sets the default ids
         return present[np.lexsort((inst.ids[present], inst.release[present]))]
-    pos = np.full(inst.n_coflows, -1, dtype=np.int64)
-    pos[present] = np.arange(present.size)
-    local = pos[inst.coflow]
-    keep = (local >= 0) & (remaining > 0)
-    units = remaining[keep]
-    size = present.size * inst.n_ports
-    row = local[keep] * inst.n_ports
-    loads = (np.bincount(row + inst.input[keep], weights=units, minlength=size)
-             + np.bincount(row + inst.n_inputs + inst.output[keep], weights=units, minlength=size))
-    loads = loads.astype(np.int64).reshape(present.size, inst.n_ports)  # exact: integer sums < 2^53
+    if loads is not None and policy != "lp-order":
+        loads = np.asarray(loads, dtype=np.int64)[present]
+    else:
+        pos = np.full(inst.n_coflows, -1, dtype=np.int64)
+        pos[present] = np.arange(present.size)
+        local = pos[inst.coflow]
+        keep = (local >= 0) & (remaining > 0)
+        units = remaining[keep]
+        size = present.size * inst.n_ports
+        row = local[keep] * inst.n_ports
+        loads = (np.bincount(row + inst.input[keep], weights=units, minlength=size)
+                 + np.bincount(row + inst.n_inputs + inst.output[keep], weights=units, minlength=size))
+        loads = loads.astype(np.int64).reshape(present.size, inst.n_ports)  # exact: integer sums < 2^53
     weight = inst.weight[present]
     if policy in ("primal-dual", "sincronia"):
         local_order = primal_dual_order(loads, weight, None, kappa=kappa).order
@@ -168,6 +174,8 @@ def online_greedy_schedule(inst: CoflowInstance, policy: str = "sebf", *, epoch:
     avail = inst.release.astype(np.int64) + 1
     remaining = inst.units.astype(np.int64).copy()
     left = np.bincount(inst.coflow, weights=remaining, minlength=n).astype(np.int64)
+    port_left = inst.loads()  # (n, ports): units left per coflow and port, for residual_order
+    out_port = inst.n_inputs + inst.output
     arrivals = np.unique(avail).tolist()
     by_slot: dict[int, list[int]] = {}
     assert inst.ids is not None  # validation sets the default ids
@@ -204,7 +212,8 @@ def online_greedy_schedule(inst: CoflowInstance, policy: str = "sebf", *, epoch:
                 next_replan += int(epoch)
         if replan:
             present = np.asarray(order + [j for j in new if left[j] > 0], dtype=np.int64)
-            order = residual_order(inst, policy, present, remaining, kappa=kappa, solver=solver).tolist()
+            order = residual_order(inst, policy, present, remaining, kappa=kappa, solver=solver,
+                                   loads=port_left).tolist()
             replans.append(s)
         else:
             order += [j for j in new if left[j] > 0]
@@ -220,6 +229,8 @@ def online_greedy_schedule(inst: CoflowInstance, policy: str = "sebf", *, epoch:
         f = flows[seg]
         np.subtract.at(remaining, f, b - a)
         np.subtract.at(left, inst.coflow[f], b - a)
+        np.subtract.at(port_left, (inst.coflow[f], inst.input[f]), b - a)
+        np.subtract.at(port_left, (inst.coflow[f], out_port[f]), b - a)
         starts.append(a)
         lengths.append(b - a)
         cof.append(inst.coflow[f])
