@@ -198,8 +198,8 @@ class MatrixLP:
 
 
 def _dense_shape(index_names: tuple[str, ...], make_keys: Callable[[], list[tuple]]) -> tuple[int, ...] | None:
-    """Sizes of the index sets (``"IT.0", "IT.1"``: one set of pairs) when the keys (``make_keys()``,
-    made only for two sets or more) are their whole product and there are two sets or more, as
+    """Sizes of the index sets (``"IT.0", "IT.1"``: one set of pairs) when there are two sets or more
+    and the keys (``make_keys()``, made only then) are their whole product, as
     :func:`clusteropt.solvers.pyomo_backend.variable_values` shapes a Pyomo variable; else None.
     """
     groups: list[list[int]] = []

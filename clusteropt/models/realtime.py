@@ -104,10 +104,10 @@ def build_max_weight_ilp(queues, jobs, success) -> pyo.ConcreteModel:
 def max_weight_arrays(queues, jobs, success, *, relax: bool = False):
     """The ILP of :func:`build_max_weight_ilp` as a :class:`~clusteropt.models.matrix.MatrixLP`,
     without building the Pyomo model: columns ``x[i]`` (binary; continuous in [0, 1] with
-    ``relax``), rows ``one_task[j]``, in the order Pyomo's standard-form compiler gives them
-    (tested), and as it compiles them: an application of weight 0 in no shared worker's row is
-    no column.  What ``clusteropt solve --model realtime-max-weight`` hands to HiGHS (an online run
-    keeps one live model instead, :class:`PersistentMaxWeight`).
+    ``relax``), rows ``one_task[j]``: the columns and rows Pyomo's standard-form compiler makes of
+    that model (tested), an application of weight 0 in no shared worker's row being no column.
+    What ``clusteropt solve --model realtime-max-weight`` hands to HiGHS (an online run keeps one
+    live model instead, :class:`PersistentMaxWeight`).
 
     >>> lp = max_weight_arrays([0.48, 0.5], [[1, 1, 0, 0], [0, 1, 1, 1]], [[0.8] * 4, [0.9] * 4])
     >>> lp.col_names(), lp.row_names(), lp.cost.round(4).tolist()

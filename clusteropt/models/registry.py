@@ -36,9 +36,9 @@ class ModelSpec:
     array_builder : callable or str, optional
         ``array_builder(instance, relax=False, **options) -> MatrixLP`` (or its ``"module:function"``
         path, imported on first use: an array module imports its model module, which so need not
-        import it back): the same model as ``builder``'s,
-        row for row (tested against Pyomo's standard-form compiler), built as the arrays HiGHS
-        takes without building the Pyomo model (:mod:`clusteropt.models.matrix`).  ``clusteropt
+        import it back): the same model as ``builder``'s, row for row (tested against Pyomo's
+        standard-form compiler), built as the arrays HiGHS takes without building the Pyomo model
+        (:mod:`clusteropt.models.matrix`).  ``clusteropt
         solve`` and ``export`` take this form; ``clusteropt build`` and :func:`clusteropt.build`
         show the Pyomo model.
     """
