@@ -314,8 +314,9 @@ def gvne_model_arrays(inst, relax: bool = False, slot: int | None = None, form: 
     if form not in ("auto", "flow", "tree"):
         raise ValueError(f"form = {form!r}; expected 'auto', 'flow' or 'tree'")
     if form == "flow" or not inst.cluster.is_tree():
-        raise NoArrayForm("the G-VNE arrays are the tree form and this model is the flow form (a cluster that is "
-                          "no tree, or form='flow'): build the Pyomo model (arrays=False; CLI: --form model or auto)")
+        raise NoArrayForm("the G-VNE arrays are the tree form and this model is the flow form (a cluster that "
+                          "is no tree, or form='flow'): build the Pyomo model (arrays=False; CLI: --form model "
+                          "or auto)")
     lp = build_gvne_matrix(slot_problem(inst, inst.horizon if slot is None else int(slot)), relax=relax)
     lp.index_names.update(GVNE_INDEX_NAMES)
     size = {b.name: b.positions.size for b in lp.col_blocks}
