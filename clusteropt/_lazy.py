@@ -1,7 +1,7 @@
 """Names a package re-exports but imports on first use (PEP 562), so importing it stays light.
 
-``import clusteropt`` must not load Pyomo and CVXPY, nor ``import clusteropt.models`` (which
-registers every model, for the CLI's listings) the solver hand-offs; a package lists such names
+``import clusteropt`` must not load Pyomo and CVXPY, nor ``import clusteropt.models`` a system's
+models or the solver hand-offs before they are asked for; a package lists such names
 with the module each comes from and installs the two module hooks this returns.  Type checkers
 see the same names through an ``if TYPE_CHECKING:`` import beside the table.
 """

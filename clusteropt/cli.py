@@ -298,8 +298,6 @@ def _build(path: str, model_name: str, relax: bool, slot: int | None = None, pri
             if key not in takes:
                 raise ValueError(f"{_SIZE_FLAGS[key]} is not a limit of model {spec.name!r}")
             options[key] = value
-        if form == "arrays" and spec.array_builder is None:
-            raise ValueError(f"model {spec.name!r} has no array form (--form arrays); use --form model or auto")
         arrays = {"auto": None, "arrays": True, "model": False}[form]
         model = spec.build(inst, relax=relax, arrays=arrays, **options)
     except ValueError as exc:

@@ -17,6 +17,7 @@ sparse-array LP the array builders of several systems share.
 import importlib
 from typing import Any
 
+from clusteropt._lazy import lazy_exports
 from clusteropt.models.cvxpy_model import CvxpyModel
 from clusteropt.models.exact import ExactModel, ExactSolution
 from clusteropt.models.registry import MODELS, ModelSpec, get_model, models_for, register_all, register_model
@@ -37,12 +38,13 @@ _LAZY = {
 }
 
 
+_lazy_getattr, __dir__ = lazy_exports(__name__, {k: f"{__name__}.{v}" for k, v in _LAZY.items()})
+
+
 def __getattr__(name: str) -> Any:
-    if name in SYSTEMS:
-        return importlib.import_module(f"clusteropt.models.{name}")
-    if name in _LAZY:
-        return getattr(importlib.import_module(f"clusteropt.models.{_LAZY[name]}"), name)
-    raise AttributeError(f"module 'clusteropt.models' has no attribute {name!r}")
+    if name in SYSTEMS:  # a subpackage: importing it makes it an attribute of this package
+        return importlib.import_module(f"{__name__}.{name}")
+    return _lazy_getattr(name)
 
 
 __all__ = [
